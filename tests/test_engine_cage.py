@@ -1,0 +1,81 @@
+"""Cage construction on real meshes and on bad input (no Blender)."""
+
+import numpy as np
+import pytest
+from conftest import obj_vertices
+
+from tetrig_addon.cage import (SLIVER_QUALITY, build_cage, tet_quality, tet_volumes, unique_edges,
+                               validate_points)
+from tetrig_addon.errors import TetRigInputError
+
+
+@pytest.mark.parametrize("name", ["stanford-bunny", "spot", "cow", "teapot", "suzanne", "woody"])
+def test_cage_tets_are_positive_and_well_shaped(name):
+    pts = obj_vertices(name)
+    cage = build_cage(pts)
+    vol = tet_volumes(cage.control_points, cage.tets)
+    assert vol.min() > 0.0
+    assert tet_quality(cage.control_points, cage.tets).min() >= SLIVER_QUALITY
+    # every control point is used by a tet, none is duplicated
+    assert np.array_equal(np.unique(cage.tets), np.arange(cage.control_point_count))
+    assert np.unique(np.round(cage.control_points, 12), axis=0).shape[0] == cage.control_point_count
+    # the cage's volume covers the mesh's convex hull (it encloses every vertex)
+    if name != "woody":  # woody.obj is planar: no hull volume to compare with
+        from scipy.spatial import ConvexHull
+        assert vol.sum() >= ConvexHull(pts).volume * (1 - 1e-9)
+
+
+def test_default_cage_sizes_on_bunny():
+    cage = build_cage(obj_vertices("stanford-bunny"))
+    assert 300 <= cage.control_point_count <= 2000
+    assert 2000 <= cage.tet_count <= 8000
+
+
+def test_resolution_adds_control_points_and_cap_limits_them():
+    pts = obj_vertices("spot")
+    coarse, fine = build_cage(pts, resolution=4), build_cage(pts, resolution=12)
+    assert fine.control_point_count > 4 * coarse.control_point_count
+    capped = build_cage(pts, resolution=30, max_control_points=300)
+    assert capped.control_point_count <= 300
+
+
+def test_unique_edges_of_one_tet():
+    e = unique_edges(np.array([[3, 1, 2, 0]]))
+    assert e.tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+
+
+def test_unique_edges_shared_face():
+    e = unique_edges(np.array([[0, 1, 2, 3], [1, 2, 3, 4]]))
+    assert e.shape == (9, 2)
+
+
+def test_flat_mesh_is_thickened():
+    rng = np.random.default_rng(1)
+    plane = np.c_[rng.uniform(-1, 1, (200, 2)), np.zeros(200)]
+    cage = build_cage(plane)
+    assert cage.control_points[:, 2].min() < -0.1 and cage.control_points[:, 2].max() > 0.1
+    assert tet_volumes(cage.control_points, cage.tets).min() > 0
+
+
+@pytest.mark.parametrize("points, message", [
+    (np.zeros((0, 3)), "no vertices"),
+    (np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]]), "3 distinct vertices"),
+    (np.array([[0.0, 0, 0]] * 10), "one point"),
+    (np.c_[np.linspace(0, 1, 10), np.linspace(0, 2, 10), np.zeros(10)], "one line"),
+    (np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, np.nan]]), "NaN"),
+])
+def test_bad_point_clouds_are_refused_with_a_clear_message(points, message):
+    with pytest.raises(TetRigInputError, match=message):
+        build_cage(points)
+
+
+def test_duplicate_vertices_are_merged():
+    tet = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    assert validate_points(np.concatenate([tet, tet, tet + 1e-13])).shape == (4, 3)
+
+
+@pytest.mark.parametrize("scale", [1e-4, 1e4])
+def test_tiny_and_huge_objects(scale):
+    pts = obj_vertices("suzanne") * scale
+    cage = build_cage(pts)
+    assert tet_volumes(cage.control_points, cage.tets).min() > 0

@@ -1,0 +1,130 @@
+"""XPBD solver: analytic checks and a real drop (no Blender)."""
+
+import numpy as np
+import pytest
+from conftest import obj_vertices
+
+from tetrig_addon import solver
+from tetrig_addon.binding import bind, blend
+from tetrig_addon.cage import build_cage, tet_volumes
+
+G = 9.81
+
+
+def spring_model(mass: float, length: float = 1.0) -> solver.Model:
+    """Two points joined by one edge; point 0 pinned."""
+    x0 = np.array([[0.0, 0.0, 0.0], [length, 0.0, 0.0]])
+    return solver.Model(
+        rest_positions=x0, inverse_masses=np.array([0.0, 1.0 / mass]),
+        edges=np.array([[0, 1]], dtype=np.int32), rest_lengths=np.array([length]),
+        color_offsets=np.array([0, 1]), tets=np.zeros((0, 4), dtype=np.int32),
+        rest_volumes=np.zeros(0), tet_color_offsets=np.array([0]), masses=np.array([np.inf, mass]))
+
+
+def test_spring_period_matches_two_pi_sqrt_m_over_k():
+    mass, k = 0.5, 200.0
+    model = spring_model(mass)
+    settings = solver.SimSettings(compliance=1.0 / k, damping=0.0, gravity=(0.0, 0.0, 0.0),
+                                  substeps=20, use_volume=False)
+    state = solver.State(model.rest_positions + [[0, 0, 0], [0.05, 0, 0]], np.zeros((2, 3)))
+    dt = 1.0 / 240.0
+    xs = []
+    for _ in range(480):
+        state = solver.step(model, state, settings, dt)
+        xs.append(state.positions[1, 0] - 1.0)
+    xs = np.array(xs)
+    crossings = np.flatnonzero((xs[:-1] > 0) & (xs[1:] <= 0))
+    # sub-frame interpolation of the downward zero crossings
+    t = (crossings + xs[crossings] / (xs[crossings] - xs[crossings + 1])) * dt
+    period = np.diff(t).mean()
+    assert period == pytest.approx(2 * np.pi * np.sqrt(mass / k), rel=0.03)
+
+
+def test_pbd_mode_stiffness_one_and_zero():
+    model = spring_model(1.0)
+    start = solver.State(model.rest_positions + [[0, 0, 0], [0.3, 0, 0]], np.zeros((2, 3)))
+    quiet = dict(damping=0.0, gravity=(0.0, 0.0, 0.0), substeps=1, use_volume=False)
+    rigid = solver.step(model, start, solver.SimSettings(mode="PBD", stiffness=1.0, **quiet), 0.01)
+    assert rigid.positions[1, 0] == pytest.approx(1.0, abs=1e-12)
+    limp = solver.step(model, start, solver.SimSettings(mode="PBD", stiffness=0.0, **quiet), 0.01)
+    assert limp.positions[1, 0] == pytest.approx(1.3, abs=1e-12)
+    half = solver.step(model, start, solver.SimSettings(mode="PBD", stiffness=0.5, **quiet), 0.01)
+    assert half.positions[1, 0] == pytest.approx(1.15, abs=1e-12)
+
+
+def test_free_fall_is_symplectic_euler_exactly():
+    cage = build_cage(obj_vertices("suzanne"))
+    model = solver.build_model(cage.control_points, cage.tets)
+    settings = solver.SimSettings(damping=0.0, substeps=10)
+    state = solver.rest_state(model)
+    for _ in range(12):
+        state = solver.step(model, state, settings, 1 / 24)
+    n, h = 120, 1 / 240
+    expected = -G * h * h * n * (n + 1) / 2
+    np.testing.assert_allclose(state.positions - model.rest_positions,
+                               np.broadcast_to([0, 0, expected], state.positions.shape), atol=1e-9)
+
+
+def test_masses_are_density_times_volume():
+    cage = build_cage(obj_vertices("spot"))
+    model = solver.build_model(cage.control_points, cage.tets, density=250.0)
+    assert model.masses.sum() == pytest.approx(250.0 * tet_volumes(cage.control_points, cage.tets).sum())
+
+
+def test_colouring_has_no_shared_points():
+    cage = build_cage(obj_vertices("spot"))
+    model = solver.build_model(cage.control_points, cage.tets)
+    for elements, offsets in ((model.edges, model.color_offsets), (model.tets, model.tet_color_offsets)):
+        for c in range(len(offsets) - 1):
+            pts = elements[offsets[c]:offsets[c + 1]].ravel()
+            assert len(np.unique(pts)) == len(pts)
+    assert model.edge_count == len(np.unique(np.sort(model.edges, 1), axis=0))
+
+
+def test_rest_is_an_equilibrium_without_gravity():
+    cage = build_cage(obj_vertices("cow"))
+    model = solver.build_model(cage.control_points, cage.tets)
+    state = solver.step(model, solver.rest_state(model), solver.SimSettings(gravity=(0, 0, 0)), 1 / 24)
+    assert np.abs(state.positions - model.rest_positions).max() < 1e-12
+
+
+def test_pinned_points_do_not_move_and_hold_the_body():
+    cage = build_cage(obj_vertices("suzanne"))
+    z = cage.control_points[:, 1]  # suzanne.obj is Y-up: pin the top
+    pinned = z > z.max() - 0.3 * np.ptp(z)
+    model = solver.build_model(cage.control_points, cage.tets, pinned=pinned)
+    state = solver.rest_state(model)
+    settings = solver.SimSettings(gravity=(0.0, -G, 0.0), damping=2.0)
+    for _ in range(48):
+        state = solver.step(model, state, settings, 1 / 24)
+    assert np.array_equal(state.positions[pinned], model.rest_positions[pinned])
+    sag = (model.rest_positions - state.positions)[~pinned, 1]
+    assert 0.0 < sag.max() < 0.5 * np.ptp(z)  # it hangs, it does not fall
+
+
+def test_bunny_drop_on_ground_is_finite_above_ground_and_settles():
+    pts = obj_vertices("stanford-bunny")[:, [0, 2, 1]] * [1, -1, 1]  # Y-up → Z-up
+    pts[:, 2] += 0.2 - pts[:, 2].min()
+    cage = build_cage(pts)
+    b = bind(pts, cage.control_points, cage.tets)
+    model = solver.build_model(cage.control_points, cage.tets,
+                               binding=(b.control_point_indices, b.weights))
+    settings = solver.SimSettings(ground_height=0.0)
+    state = solver.rest_state(model)
+    lowest, speeds = [], []
+    for _ in range(120):
+        state = solver.step(model, state, settings, 1 / 24)
+        verts = blend(state.positions, b.control_point_indices, b.weights)
+        assert np.all(np.isfinite(verts))
+        lowest.append(verts[:, 2].min())
+        speeds.append(np.linalg.norm(state.velocities, axis=1).max())
+    assert min(lowest) >= -1e-4 * 0.2  # no vertex below the ground (1e-4 of the drop height)
+    assert lowest[0] > 0.1 and lowest[-1] < 0.01  # it fell
+    assert max(speeds) > 1.0 and speeds[-1] < 0.05  # and came to rest
+
+
+def test_bad_settings_are_refused():
+    from tetrig_addon.errors import TetRigInputError
+    for bad in (dict(substeps=0), dict(compliance=-1.0), dict(stiffness=2.0), dict(mode="FEM")):
+        with pytest.raises(TetRigInputError):
+            solver.SimSettings(**bad).validated()

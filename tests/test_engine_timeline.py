@@ -1,0 +1,59 @@
+"""Frame cache: frame F gives the same state however it is reached (no Blender)."""
+
+import numpy as np
+from conftest import obj_vertices
+
+from tetrig_addon import solver
+from tetrig_addon.cage import build_cage
+from tetrig_addon.timeline import FrameCache
+
+
+def make():
+    cage = build_cage(obj_vertices("suzanne"), resolution=5)
+    model = solver.build_model(cage.control_points, cage.tets)
+    settings = solver.SimSettings(ground_height=float(cage.control_points[:, 2].min()) - 0.2)
+    calls = []
+
+    def advance(state, frame):
+        calls.append(frame)
+        return solver.step(model, state, settings, 1 / 24)
+
+    return model, advance, calls
+
+
+def test_jump_play_and_scrub_back_agree():
+    model, advance, calls = make()
+    played = FrameCache(1, solver.rest_state(model), "k")
+    for f in range(1, 41):
+        a = played.state_at(f, advance)
+    jumped = FrameCache(1, solver.rest_state(model), "k").state_at(40, advance)
+    scrub = FrameCache(1, solver.rest_state(model), "k")
+    scrub.state_at(60, advance)
+    n = len(calls)
+    back = scrub.state_at(40, advance)
+    assert len(calls) == n  # going back recomputes nothing
+    assert np.array_equal(a.positions, jumped.positions)
+    assert np.array_equal(a.positions, back.positions)
+
+
+def test_frames_before_start_are_rest():
+    model, advance, _ = make()
+    cache = FrameCache(10, solver.rest_state(model), "k")
+    assert np.array_equal(cache.state_at(3, advance).positions, model.rest_positions)
+
+
+def test_non_finite_step_freezes_at_last_good_state():
+    model, advance, _ = make()
+
+    def explode(state, frame):
+        nxt = advance(state, frame)
+        if frame >= 5:
+            nxt.positions[0, 0] = np.nan
+        return nxt
+
+    cache = FrameCache(1, solver.rest_state(model), "k")
+    good = cache.state_at(5, explode).positions.copy()
+    later = cache.state_at(20, explode)
+    assert cache.first_bad_frame == 6
+    assert np.all(np.isfinite(later.positions))
+    assert np.array_equal(later.positions, good)

@@ -1,0 +1,358 @@
+"""XPBD solver on the cage's control points: every unique tet edge is a distance constraint.
+
+The loop follows Müller's "Ten Minute Physics" soft bodies (tutorials 10 and 12) and Macklin et al.
+2019, "Small Steps in Physics Simulation": the frame is split into ``substeps``, each with one
+constraint iteration and the Lagrange multiplier starting at zero, so the XPBD update reduces to
+Δλ = −C / (w₁ + w₂ + α̃), α̃ = α / Δt² (Macklin, Müller, Chentanez 2016, "XPBD: Position-Based
+Simulation of Compliant Constrained Dynamics"). The seed's Chaos spring (article 000,
+``FPBDRigidSpringConstraints::GetDelta``: Δ = k·(|p0−p1| − d)/(w0+w1)) is offered as the ``"PBD"``
+mode for fidelity; its stiffness k ∈ [0, 1] has no physical unit and depends on the substep count.
+
+Constraints are projected Gauss-Seidel style but vectorized: edges are graph-coloured at model-build
+time so that no two edges of one colour share a control point, and each colour is one NumPy update.
+The per-frame path loops over substeps and colours only, never over points or constraints.
+
+Names follow Newton (NVIDIA Warp): ``Model`` is static, ``State`` changes every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cage import tet_volumes, unique_edges
+from .errors import TetRigInputError
+
+MODE_XPBD = "XPBD"
+MODE_PBD = "PBD"
+MODES = (MODE_XPBD, MODE_PBD)
+
+# Edges shorter than this [m] have no defined direction; their correction is skipped this substep.
+MIN_EDGE_LENGTH = 1e-12
+
+
+@dataclass(frozen=True)
+class Model:
+    """Static description of a cage for simulation (built once per bind).
+
+    Attributes:
+        rest_positions: float64 [particle_count, 3] [m], control points at rest (world space).
+        inverse_masses: float64 [particle_count] [1/kg]; 0 for pinned control points.
+        edges: int32 [edge_count, 2], unique tet edges, ordered by colour.
+        rest_lengths: float64 [edge_count] [m].
+        color_offsets: int64 [color_count + 1]; edges[color_offsets[c]:color_offsets[c+1]] share no
+            control point.
+        tets: int32 [tet_count, 4], ordered by colour.
+        rest_volumes: float64 [tet_count] [m³].
+        tet_color_offsets: int64 [tet_color_count + 1]; tets[tet_color_offsets[c]:...[c+1]] share
+            no control point.
+        masses: float64 [particle_count] [kg], lumped (ρ·V/4 per tet corner), pins included.
+        embedded_indices: int32 [embedded_count, 4], control points of mesh vertices that lie
+            outside every tet (bound with some negative weight). Only these can cross a plane the
+            control points do not cross, so only these get their own ground contact.
+        embedded_weights: float64 [embedded_count, 4], their barycentric weights.
+    """
+
+    rest_positions: np.ndarray
+    inverse_masses: np.ndarray
+    edges: np.ndarray
+    rest_lengths: np.ndarray
+    color_offsets: np.ndarray
+    tets: np.ndarray
+    rest_volumes: np.ndarray
+    tet_color_offsets: np.ndarray
+    masses: np.ndarray
+    embedded_indices: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), dtype=np.int32))
+    embedded_weights: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+
+    @property
+    def particle_count(self) -> int:
+        return int(self.rest_positions.shape[0])
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.edges.shape[0])
+
+    @property
+    def color_count(self) -> int:
+        return int(self.color_offsets.shape[0] - 1)
+
+
+@dataclass
+class State:
+    """What changes every step.
+
+    Attributes:
+        positions: float64 [particle_count, 3] [m].
+        velocities: float64 [particle_count, 3] [m/s].
+    """
+
+    positions: np.ndarray
+    velocities: np.ndarray
+
+    def copy(self) -> "State":
+        return State(self.positions.copy(), self.velocities.copy())
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """Per-frame simulation settings (read once per step, never from globals).
+
+    Attributes:
+        mode: ``"XPBD"`` (compliance, default) or ``"PBD"`` (the seed's stiffness k).
+        compliance: edge compliance α [m/N] (XPBD); 0 is rigid.
+        use_volume: whether tet volume constraints are solved (they stop tets inverting).
+        volume_compliance: volume compliance [1/(N·m²)] for C = 6(V − V₀); 0 is incompressible.
+        stiffness: PBD stiffness k ∈ [0, 1] (PBD mode).
+        damping: velocity damping rate [1/s]; velocities decay as exp(−damping·t).
+        substeps: sim_substeps per frame (≥ 1), one constraint iteration each.
+        gravity: float64 [3] [m/s²], world space.
+        ground_height: world z of the ground plane [m], or ``None`` for no ground.
+        ground_friction: fraction of tangential motion removed while touching the ground, [0, 1].
+    """
+
+    mode: str = MODE_XPBD
+    compliance: float = 1e-3
+    use_volume: bool = True
+    volume_compliance: float = 0.0
+    stiffness: float = 1.0
+    damping: float = 0.5
+    substeps: int = 10
+    gravity: tuple = (0.0, 0.0, -9.81)
+    ground_height: float | None = None
+    ground_friction: float = 0.5
+
+    def validated(self) -> "SimSettings":
+        """Return self after checking ranges; raises TetRigInputError with a user-facing message."""
+        if self.mode not in MODES:
+            raise TetRigInputError(f"Unknown solver mode {self.mode!r}; use one of {MODES}.")
+        if self.substeps < 1:
+            raise TetRigInputError("Substeps must be at least 1.")
+        if not (self.compliance >= 0.0 and self.volume_compliance >= 0.0):
+            raise TetRigInputError("Compliance must be zero or positive.")
+        if not 0.0 <= self.stiffness <= 1.0:
+            raise TetRigInputError("PBD stiffness must be between 0 and 1.")
+        if not self.damping >= 0.0:
+            raise TetRigInputError("Damping must be zero or positive.")
+        if not 0.0 <= self.ground_friction <= 1.0:
+            raise TetRigInputError("Ground friction must be between 0 and 1.")
+        return self
+
+
+def color_elements(elements: np.ndarray, particle_count: int) -> np.ndarray:
+    """Greedy colouring: a colour per element (edge or tet) so that elements of one colour share
+    no point, which lets one colour be projected in a single vectorized Gauss-Seidel update.
+
+    Runs once at model-build time (a Python loop over elements is fine there, not per frame).
+
+    Args:
+        elements: int [element_count, k], point indices of each element.
+        particle_count: number of points the elements index.
+
+    Returns:
+        int64 [element_count], colours 0..color_count-1.
+    """
+    used: list[set[int]] = [set() for _ in range(particle_count)]
+    colors = np.empty(elements.shape[0], dtype=np.int64)
+    for e, pts in enumerate(elements.tolist()):
+        taken = set().union(*(used[p] for p in pts))
+        c = 0
+        while c in taken:
+            c += 1
+        colors[e] = c
+        for p in pts:
+            used[p].add(c)
+    return colors
+
+
+def _order_by_color(elements: np.ndarray, particle_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Elements sorted by colour and the colour offsets (int64 [color_count + 1])."""
+    colors = color_elements(elements, particle_count)
+    order = np.argsort(colors, kind="stable")
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(colors))]).astype(np.int64)
+    return elements[order], offsets
+
+
+def lumped_masses(positions: np.ndarray, tets: np.ndarray, density: float) -> np.ndarray:
+    """Lumped masses: each tet gives ρ·V/4 to each of its four control points.
+
+    Args:
+        positions: float [particle_count, 3] [m].
+        tets: int [tet_count, 4].
+        density: ρ [kg/m³].
+
+    Returns:
+        float64 [particle_count] [kg].
+    """
+    vol = np.abs(tet_volumes(positions, tets))
+    return np.bincount(np.asarray(tets).ravel(), weights=np.repeat(vol * density / 4.0, 4),
+                       minlength=positions.shape[0])
+
+
+def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1000.0,
+                pinned: np.ndarray | None = None,
+                binding: tuple[np.ndarray, np.ndarray] | None = None) -> Model:
+    """Build the static simulation model of a cage.
+
+    Args:
+        rest_positions: float [particle_count, 3] [m], control points at rest, world space.
+        tets: int [tet_count, 4], positively oriented.
+        density: ρ [kg/m³], > 0.
+        pinned: bool [particle_count] or ``None``; pinned control points never move.
+        binding: (int [vertex_count, 4] indices, float [vertex_count, 4] weights) of the mesh, or
+            ``None``; vertices with a negative weight become embedded contact points.
+
+    Returns:
+        A ``Model``.
+
+    Raises:
+        TetRigInputError: non-positive density, or a cage without tets.
+    """
+    if not density > 0.0:
+        raise TetRigInputError("Density must be positive.")
+    x0 = np.asarray(rest_positions, dtype=np.float64)
+    tets = np.asarray(tets, dtype=np.int32)
+    if tets.shape[0] == 0:
+        raise TetRigInputError("The cage has no tets.")
+    masses = lumped_masses(x0, tets, density)
+    with np.errstate(divide="ignore"):
+        inv = np.where(masses > 0.0, 1.0 / masses, 0.0)
+    if pinned is not None:
+        inv = np.where(np.asarray(pinned, dtype=bool), 0.0, inv)
+    edges, offsets = _order_by_color(unique_edges(tets), x0.shape[0])
+    tets, tet_offsets = _order_by_color(tets, x0.shape[0])
+    rest_lengths = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
+    emb_i, emb_w = np.zeros((0, 4), dtype=np.int32), np.zeros((0, 4))
+    if binding is not None:
+        idx, w = np.asarray(binding[0]), np.asarray(binding[1], dtype=np.float64)
+        outside = w.min(axis=1) < 0.0
+        emb_i, emb_w = idx[outside].astype(np.int32), w[outside]
+    return Model(rest_positions=x0, inverse_masses=inv, edges=edges, rest_lengths=rest_lengths,
+                 color_offsets=offsets, tets=tets, rest_volumes=tet_volumes(x0, tets),
+                 tet_color_offsets=tet_offsets, masses=masses,
+                 embedded_indices=emb_i, embedded_weights=emb_w)
+
+
+def rest_state(model: Model) -> State:
+    """The state at the start frame: rest positions, zero velocity."""
+    return State(model.rest_positions.copy(), np.zeros_like(model.rest_positions))
+
+
+def solve_edges(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
+    """One Gauss-Seidel pass over the tet-edge distance constraints, colour by colour (in place).
+
+    C = |x_i − x_j| − l₀; XPBD: Δλ = −C / (w_i + w_j + α/Δt²); PBD: Δλ = −k·C / (w_i + w_j).
+    x_i += w_i·Δλ·n, x_j −= w_j·Δλ·n with n = (x_i − x_j)/|x_i − x_j|.
+    """
+    w = model.inverse_masses
+    if settings.mode == MODE_XPBD:
+        alpha_tilde, scale = settings.compliance / (sim_dt * sim_dt), 1.0
+    else:
+        alpha_tilde, scale = 0.0, settings.stiffness
+    offsets = model.color_offsets
+    for c in range(model.color_count):
+        sl = slice(offsets[c], offsets[c + 1])
+        i, j = model.edges[sl, 0], model.edges[sl, 1]
+        wi, wj = w[i], w[j]
+        d = x[i] - x[j]
+        length = np.sqrt(np.einsum("ij,ij->i", d, d))
+        denom = wi + wj + alpha_tilde
+        ok = (length > MIN_EDGE_LENGTH) & (denom > 0.0)
+        dlam = np.where(ok, -scale * (length - model.rest_lengths[sl]) / np.where(ok, denom, 1.0), 0.0)
+        n = d / np.where(ok, length, 1.0)[:, None]
+        corr = dlam[:, None] * n
+        x[i] += wi[:, None] * corr
+        x[j] -= wj[:, None] * corr
+
+
+# For corner j of a tet, the gradient of 6V is (x[a] − x[o]) × (x[b] − x[o]) with (o, a, b) the
+# opposite face ordered so the gradient points away from corner j's face (Müller, TMP 10).
+_VOLUME_FACES = np.array([(1, 3, 2), (0, 2, 3), (0, 3, 1), (0, 1, 2)])
+
+
+def solve_volumes(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
+    """One Gauss-Seidel pass over the tet volume constraints, colour by colour (in place).
+
+    C = 6(V − V₀), ∇ⱼC = cross product of the face opposite corner j; Δλ = −C / (Σ wⱼ|∇ⱼC|² + α̃).
+    Unlike edge springs, this pushes an inverted tet back to positive volume (seed problem 3).
+    """
+    if not settings.use_volume:
+        return
+    w = model.inverse_masses
+    alpha_tilde = settings.volume_compliance / (sim_dt * sim_dt)
+    offsets = model.tet_color_offsets
+    for c in range(offsets.shape[0] - 1):
+        sl = slice(offsets[c], offsets[c + 1])
+        t = model.tets[sl]
+        p = x[t]  # [k, 4, 3]
+        o, a, b = p[:, _VOLUME_FACES[:, 0]], p[:, _VOLUME_FACES[:, 1]], p[:, _VOLUME_FACES[:, 2]]
+        grads = np.cross(a - o, b - o)  # [k, 4, 3]
+        wt = w[t]  # [k, 4]
+        denom = np.einsum("kj,kji,kji->k", wt, grads, grads) + alpha_tilde
+        six_v = np.einsum("ki,ki->k", np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), p[:, 3] - p[:, 0])
+        ok = denom > 0.0
+        dlam = np.where(ok, -(six_v - 6.0 * model.rest_volumes[sl]) / np.where(ok, denom, 1.0), 0.0)
+        x[t] += (wt * dlam[:, None])[:, :, None] * grads
+
+
+def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimSettings) -> None:
+    """Ground plane z = ground_height (in place).
+
+    Control points below it are pushed up and lose a share of their sliding. Embedded vertices
+    (outside every tet) below it are pushed up through their control points with the XPBD update
+    of C = Σₖ wₖ zₖ − h, ∇ₖC = wₖ: Δλ = −C / Σₖ wₖ² w⁻¹ₖ (Jacobi: there are few of them).
+    """
+    if settings.ground_height is None:
+        return
+    h = settings.ground_height
+    below = (x[:, 2] < h) & (model.inverse_masses > 0.0)
+    if below.any():
+        x[below, 2] = h
+        keep = 1.0 - settings.ground_friction
+        x[below, :2] = x_prev[below, :2] + keep * (x[below, :2] - x_prev[below, :2])
+    if model.embedded_indices.shape[0] == 0:
+        return
+    idx, w = model.embedded_indices, model.embedded_weights
+    c = np.einsum("vk,vk->v", w, x[idx, 2]) - h
+    sinking = c < 0.0
+    if not sinking.any():
+        return
+    idx, w, c = idx[sinking], w[sinking], c[sinking]
+    inv = model.inverse_masses[idx]
+    denom = np.einsum("vk,vk,vk->v", w, w, inv)
+    dlam = np.where(denom > 0.0, -c / np.where(denom > 0.0, denom, 1.0), 0.0)
+    np.add.at(x[:, 2], idx.ravel(), (inv * w * dlam[:, None]).ravel())
+
+
+def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> State:
+    """Advance one frame: ``settings.substeps`` XPBD substeps of one iteration each.
+
+    Per substep (Müller, Ten Minute Physics 10): pre-solve (v += g·Δt, damping, predict x),
+    solve (edges, volumes, ground), post-solve (v = (x − x_prev)/Δt).
+
+    Args:
+        model: the static cage model.
+        state: current positions/velocities; not modified.
+        settings: validated ``SimSettings``.
+        frame_dt: frame duration [s], > 0.
+
+    Returns:
+        The new ``State``.
+    """
+    sim_dt = frame_dt / settings.substeps
+    x = state.positions.copy()
+    v = state.velocities.copy()
+    free = (model.inverse_masses > 0.0)[:, None]
+    g = np.asarray(settings.gravity, dtype=np.float64)
+    decay = np.exp(-settings.damping * sim_dt)
+    for _ in range(settings.substeps):
+        v = np.where(free, (v + g * sim_dt) * decay, 0.0)
+        x_prev = x.copy()
+        x += v * sim_dt
+        solve_edges(model, x, sim_dt, settings)
+        solve_volumes(model, x, sim_dt, settings)
+        solve_ground(model, x, x_prev, settings)
+        v = (x - x_prev) / sim_dt
+    return State(x, v)
+
