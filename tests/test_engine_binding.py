@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from conftest import diagonal, obj_vertices
 
-from tetrig_addon.binding import bind, blend, transfer_to_control_points
+from tetrig_addon.binding import bind, blend, pinned_control_points
 from tetrig_addon.cage import build_cage
 
 
@@ -41,8 +41,8 @@ def test_point_outside_is_bound_to_nearest_tet_and_counted():
     np.testing.assert_allclose(blend(tet_pts, b.control_point_indices, b.weights), p, atol=1e-14)
 
 
-def test_transfer_vertex_values_to_control_points():
-    idx = np.array([[0, 1, 2, 3], [0, 1, 2, 4]])
-    w = np.array([[1.0, 0, 0, 0], [0.5, 0.5, 0, 0]])
-    vals = transfer_to_control_points(idx, w, np.array([1.0, 0.0]), 6)
-    np.testing.assert_allclose(vals, [1.0 / 1.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+def test_pinned_vertices_pin_all_their_control_points():
+    idx = np.array([[0, 1, 2, 3], [0, 1, 2, 4], [5, 1, 2, 3]])
+    w = np.array([[1.0, 0, 0, 0], [0.5, 0.5, 0, 0], [0.25, 0.25, 0.25, 0.25]])
+    pinned = pinned_control_points(idx, w, np.array([True, True, False]), 6)
+    assert pinned.tolist() == [True, True, False, False, False, False]

@@ -156,3 +156,38 @@ def test_validate_linux_zip(linux_zip: Path) -> None:
     proc = run_validate(linux_zip)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success" in proc.stdout
+
+
+INSTALL_SCRIPT = r'''
+import sys, bpy
+zip_path = sys.argv[-1]
+bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default", enable_on_install=True)
+import addon_utils
+assert "bl_ext.user_default.tetrig" in {m.__name__ for m in addon_utils.modules()}, "not installed"
+assert hasattr(bpy.types.Object, "tetrig"), "add-on not enabled"
+bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 1))
+obj = bpy.context.active_object
+obj.tetrig.use_ground = True
+assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+bpy.context.scene.frame_set(10)
+dg = bpy.context.evaluated_depsgraph_get()
+moved = obj.evaluated_get(dg).data.vertices[0].co.z - obj.data.vertices[0].co.z
+assert moved < -0.01, moved
+assert bpy.ops.tetrig.remove() == {"FINISHED"}
+print("INSTALLED-OK", moved)
+'''
+
+
+def test_zip_installs_into_a_temporary_user_folder_and_runs(linux_zip: Path, tmp_path: Path) -> None:
+    pytest.importorskip("bpy")
+    import os
+    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
+    script = tmp_path / "install.py"
+    script.write_text(INSTALL_SCRIPT)
+    code = ("import runpy, sys; sys.argv = [sys.argv[1], sys.argv[2]]; "
+            "import bpy; runpy.run_path(sys.argv[0], run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", code, str(script), str(linux_zip)], env=env,
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0 and "INSTALLED-OK" in proc.stdout, proc.stdout + proc.stderr
+    # it went into the temporary user folder, not the machine's real config
+    assert (tmp_path / "user" / "extensions" / "user_default" / "tetrig" / "__init__.py").is_file()

@@ -171,24 +171,23 @@ def blend(control_points: np.ndarray, indices: np.ndarray, weights: np.ndarray) 
     return np.einsum("vk,vkj->vj", weights, q[indices])
 
 
-def transfer_to_control_points(indices: np.ndarray, weights: np.ndarray, vertex_values: np.ndarray,
-                               control_point_count: int) -> np.ndarray:
-    """Carry a per-vertex value (a vertex-group weight) onto the control points.
+def pinned_control_points(indices: np.ndarray, weights: np.ndarray, vertex_pinned: np.ndarray,
+                          control_point_count: int) -> np.ndarray:
+    """Control points to pin so that every pinned vertex stays exactly where it is.
 
-    Each control point gets the average of the values of the vertices bound to it, weighted by
-    their (non-negative part of the) barycentric weights; a control point no vertex uses gets 0.
+    A vertex is a blend of its 4 control points, so it holds still only if all of them do: every
+    control point that a pinned vertex uses (with a non-zero weight) is pinned.
 
     Args:
         indices: int [vertex_count, 4].
         weights: float [vertex_count, 4].
-        vertex_values: float [vertex_count].
+        vertex_pinned: bool [vertex_count].
         control_point_count: Q.
 
     Returns:
-        float64 [control_point_count].
+        bool [control_point_count].
     """
-    w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
-    vals = np.asarray(vertex_values, dtype=np.float64)[:, None] * w
-    num = np.bincount(indices.ravel(), weights=vals.ravel(), minlength=control_point_count)
-    den = np.bincount(indices.ravel(), weights=w.ravel(), minlength=control_point_count)
-    return np.divide(num, den, out=np.zeros(control_point_count), where=den > 0.0)
+    used = (np.asarray(weights) != 0.0) & np.asarray(vertex_pinned, dtype=bool)[:, None]
+    pinned = np.zeros(control_point_count, dtype=bool)
+    pinned[np.asarray(indices)[used]] = True
+    return pinned

@@ -64,7 +64,7 @@ def read(path: str | os.PathLike) -> SeedData:
     missing = [k for k in KEYS if k not in raw]
     if missing:
         raise TetRigInputError(f"{os.fspath(path)} is missing the keys {missing}.")
-    arrays = {
+    arrays: dict[str, np.ndarray] = {
         "bones_rest": np.asarray(raw["bones_rest"], dtype=np.float64).reshape(-1, 3),
         "tets": np.asarray(raw["tets"], dtype=np.int32).reshape(-1, 4),
         "vertex_bones": np.asarray(raw["vertex_bones"], dtype=np.int32).reshape(-1, 4),

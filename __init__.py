@@ -1,0 +1,16 @@
+"""TetRig: soft bodies from tetrahedral cages (register/unregister only)."""
+
+from . import operators, panels
+from .runtime import handlers, properties
+
+_modules = (properties, operators, panels, handlers)
+
+
+def register() -> None:
+    for module in _modules:
+        module.register()
+
+
+def unregister() -> None:
+    for module in reversed(_modules):
+        module.unregister()

@@ -1,0 +1,9 @@
+"""TetRig panels: the 3D viewport sidebar tab "TetRig"."""
+
+import bpy
+
+from . import main
+
+classes = (main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_output)
+
+register, unregister = bpy.utils.register_classes_factory(classes)

@@ -1,0 +1,116 @@
+"""The sidebar tab: Cage (build settings), Simulation (settings), Output (export, reset, remove)."""
+
+from __future__ import annotations
+
+import bpy
+
+from ..runtime.mesh_io import mesh_of
+from ..runtime import simulation
+from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
+
+
+def _target(context: bpy.types.Context) -> bpy.types.Object | None:
+    """The mesh the panel edits: the active object, or the source of an active cage."""
+    obj = context.active_object
+    if obj is not None and object_settings(obj).role == ROLE_CAGE and object_settings(obj).source is not None:
+        return object_settings(obj).source
+    return obj if obj is not None and obj.type == "MESH" else None
+
+
+class TetRigPanel(bpy.types.Panel):
+    """Base of the TetRig panels (not registered itself)."""
+
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "TetRig"
+
+
+class TETRIG_PT_main(TetRigPanel):
+    bl_label = "TetRig Soft Body"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        obj = _target(context)
+        if obj is None:
+            layout.label(text="Select a mesh object", icon="INFO")
+            return
+        s = object_settings(obj)
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        col = layout.column()
+        col.prop(s, "resolution")
+        col.prop(s, "max_control_points")
+        layout.operator("tetrig.build_cage", icon="MESH_ICOSPHERE",
+                        text="Rebuild Cage & Bind" if s.role == ROLE_SOURCE else None)
+        if s.role == ROLE_SOURCE:
+            box = layout.box()
+            cage = s.cage
+            if cage is not None:
+                box.label(text=f"{len(mesh_of(cage).vertices)} control points, "
+                               f"{len(mesh_of(cage).polygons)} tets", icon="OUTLINER_OB_LATTICE")
+            box.label(text=f"{s.bound_vertex_count} vertices bound"
+                           + (f", {s.outside_count} to nearest tet" if s.outside_count else ""),
+                      icon="VERTEXSEL")
+            warning = simulation.status(obj)
+            if warning:
+                box.label(text=warning, icon="ERROR")
+
+
+class TETRIG_PT_simulation(TetRigPanel):
+    bl_label = "Simulation"
+    bl_parent_id = "TETRIG_PT_main"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE
+
+    def draw_header(self, context: bpy.types.Context) -> None:
+        obj = _target(context)
+        if obj is not None:
+            self.layout.prop(object_settings(obj), "simulate", text="")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        obj = _target(context)
+        if obj is None:
+            return
+        s = object_settings(obj)
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.active = s.simulate
+        col = layout.column()
+        col.prop(s, "mode")
+        if s.mode == "XPBD":
+            col.prop(s, "compliance")
+        else:
+            col.prop(s, "stiffness")
+        col.prop(s, "use_volume")
+        sub = col.column()
+        sub.active = s.use_volume
+        sub.prop(s, "volume_compliance")
+        col.prop(s, "damping")
+        col.prop(s, "substeps")
+        col.prop(s, "density")
+        col.prop_search(s, "pin_group", obj, "vertex_groups")
+        col.prop(s, "use_ground")
+        sub = col.column()
+        sub.active = s.use_ground
+        sub.prop(s, "ground_height")
+        sub.prop(s, "ground_friction")
+
+
+class TETRIG_PT_output(TetRigPanel):
+    bl_label = "Output"
+    bl_parent_id = "TETRIG_PT_main"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE
+
+    def draw(self, context: bpy.types.Context) -> None:
+        col = self.layout.column(align=True)
+        col.operator("tetrig.reset_to_rest", icon="FILE_REFRESH")
+        col.operator("tetrig.export_json", icon="EXPORT")
+        col.operator("tetrig.remove", icon="X")

@@ -1,0 +1,12 @@
+"""Blender glue that is neither an operator nor a panel: one module per concern.
+
+- ``properties``: the ``Object.tetrig`` property group (every user setting lives there);
+- ``mesh_io``: moving arrays in and out of meshes with ``foreach_get``/``foreach_set``;
+- ``binding_store``: the binding as mesh attributes (``tetrig_*``) and back;
+- ``cage_object``: the cage as a mesh object (its edges are the springs, its faces the tets);
+- ``offset_modifier``: the Geometry Nodes modifier that adds the simulated displacement;
+- ``simulation``: per-object models and frame caches, keyed by session id (never ID references);
+- ``handlers``: the persistent frame-change and file-load handlers;
+- ``rig``: building and removing a whole rig (what the operators and the batch script call);
+- ``export``: reading a rig back out as the seed's arrays.
+"""

@@ -1,0 +1,107 @@
+"""``Object.tetrig``: every TetRig setting of an object, saved with the .blend.
+
+A source object (the user's mesh) holds the build and simulation settings and a pointer to its
+cage; the cage object holds a pointer back. Lengths use Blender's unit system (scene unit scale).
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import (BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty,
+                       StringProperty)
+
+from ..tetrig_addon import cage as engine_cage
+from ..tetrig_addon import solver as engine_solver
+
+ROLE_NONE, ROLE_SOURCE, ROLE_CAGE = "NONE", "SOURCE", "CAGE"
+
+
+class TetRigObjectSettings(bpy.types.PropertyGroup):
+    """TetRig settings and state of one object."""
+
+    role: EnumProperty(  # type: ignore[valid-type]
+        name="Role",
+        items=[(ROLE_NONE, "None", "Not a TetRig object"),
+               (ROLE_SOURCE, "Soft Body", "A mesh bound to a tetrahedral cage"),
+               (ROLE_CAGE, "Cage", "The tetrahedral cage of a soft body")],
+        default=ROLE_NONE)
+    cage: PointerProperty(type=bpy.types.Object, name="Cage",  # type: ignore[valid-type]
+                          description="The cage object whose control points drive this mesh")
+    source: PointerProperty(type=bpy.types.Object, name="Source",  # type: ignore[valid-type]
+                            description="The mesh this cage drives")
+    bind_id: StringProperty(  # type: ignore[valid-type]
+        name="Binding ID", description="Changes at every Build Cage; tells caches apart")
+    bound_vertex_count: IntProperty(name="Vertices", default=0)  # type: ignore[valid-type]
+    outside_count: IntProperty(  # type: ignore[valid-type]
+        name="Outside", default=0,
+        description="Vertices found in no tet at bind time, bound to their nearest tet")
+
+    # Cage build
+    resolution: IntProperty(  # type: ignore[valid-type]
+        name="Resolution", default=engine_cage.DEFAULT_RESOLUTION, min=1, soft_max=40, max=200,
+        description="Lattice cells across the longest side of the mesh: more gives smaller tets")
+    max_control_points: IntProperty(  # type: ignore[valid-type]
+        name="Max Control Points", default=engine_cage.DEFAULT_MAX_CONTROL_POINTS, min=8,
+        soft_max=20000, description="Cap on the control-point count; the lattice coarsens to fit")
+
+    # Simulation
+    simulate: BoolProperty(  # type: ignore[valid-type]
+        name="Simulate", default=True, description="Step this soft body when the frame changes")
+    mode: EnumProperty(  # type: ignore[valid-type]
+        name="Solver",
+        items=[(engine_solver.MODE_XPBD, "XPBD", "Compliance in physical units (Macklin et al. 2016)"),
+               (engine_solver.MODE_PBD, "PBD Spring",
+                "The seed's Chaos spring: stiffness 0–1, depends on substeps")],
+        default=engine_solver.MODE_XPBD)
+    compliance: FloatProperty(  # type: ignore[valid-type]
+        name="Edge Compliance", default=1e-3, min=0.0, soft_max=1.0, precision=5, step=0.01,
+        description="Inverse stiffness of every tet edge [m/N]; 0 is rigid")
+    stiffness: FloatProperty(  # type: ignore[valid-type]
+        name="Stiffness", default=1.0, min=0.0, max=1.0,
+        description="PBD spring stiffness k (fraction of the error corrected per substep)")
+    use_volume: BoolProperty(  # type: ignore[valid-type]
+        name="Preserve Volume", default=True,
+        description="Tet volume constraints: keep volume and let crushed tets recover")
+    volume_compliance: FloatProperty(  # type: ignore[valid-type]
+        name="Volume Compliance", default=0.0, min=0.0, soft_max=1.0, precision=5,
+        description="Inverse stiffness of tet volume [1/(N·m²)]; 0 is incompressible")
+    damping: FloatProperty(  # type: ignore[valid-type]
+        name="Damping", default=0.5, min=0.0, soft_max=20.0,
+        description="Velocity damping rate [1/s]: motion decays as exp(-damping·t)")
+    substeps: IntProperty(  # type: ignore[valid-type]
+        name="Substeps", default=10, min=1, soft_max=50, max=1000,
+        description="Solver substeps per frame, one constraint iteration each")
+    density: FloatProperty(  # type: ignore[valid-type]
+        name="Density", default=1000.0, min=1e-6, soft_max=20000.0,
+        description="Mass density [kg/m³]; each tet gives a quarter of its mass to each corner")
+    pin_group: StringProperty(  # type: ignore[valid-type]
+        name="Pin Group", default="",
+        description="Vertex group of vertices that stay where they are (weight ≥ 0.5)")
+    use_ground: BoolProperty(  # type: ignore[valid-type]
+        name="Ground", default=False, description="Collide with a horizontal ground plane")
+    ground_height: FloatProperty(  # type: ignore[valid-type]
+        name="Ground Height", default=0.0, subtype="DISTANCE", unit="LENGTH",
+        description="World Z of the ground plane")
+    ground_friction: FloatProperty(  # type: ignore[valid-type]
+        name="Friction", default=0.5, min=0.0, max=1.0,
+        description="Share of sliding removed while touching the ground")
+
+
+def object_settings(obj: bpy.types.Object) -> TetRigObjectSettings:
+    """``obj.tetrig``, typed (the stubs cannot know the property this add-on registers)."""
+    return obj.tetrig  # type: ignore[attr-defined]
+
+
+classes = (TetRigObjectSettings,)
+
+
+def register() -> None:
+    for cls in classes:
+        bpy.utils.register_class(cls)
+    bpy.types.Object.tetrig = PointerProperty(type=TetRigObjectSettings)  # type: ignore[attr-defined]
+
+
+def unregister() -> None:
+    del bpy.types.Object.tetrig  # type: ignore[attr-defined]
+    for cls in reversed(classes):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,101 @@
+"""Build and remove a soft-body rig: cage object, binding attributes, offset modifiers, settings.
+
+Operators and the batch script call these; they raise ``TetRigInputError`` with a user-facing
+message and change nothing when they refuse.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..tetrig_addon.binding import bind
+from ..tetrig_addon.cage import build_cage
+from ..tetrig_addon.errors import TetRigInputError
+from . import binding_store, cage_object, mesh_io, offset_modifier, simulation
+from .properties import object_settings, ROLE_CAGE, ROLE_NONE, ROLE_SOURCE
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What Build Cage made, for the operator's report and the batch summary."""
+
+    vertex_count: int
+    control_point_count: int
+    tet_count: int
+    outside_count: int
+    dropped_slivers: int
+    seconds: float
+
+    def message(self, name: str) -> str:
+        outside = f", {self.outside_count} bound to the nearest tet" if self.outside_count else ""
+        return (f"{name}: {self.control_point_count} control points, {self.tet_count} tets, "
+                f"{self.vertex_count} vertices bound{outside} ({self.seconds * 1000:.0f} ms)")
+
+
+def check_source(obj: bpy.types.Object | None) -> None:
+    """Raise ``TetRigInputError`` unless ``obj`` can carry a cage."""
+    if obj is None:
+        raise TetRigInputError("Select a mesh object first.")
+    if obj.type != "MESH":
+        raise TetRigInputError(f"{obj.name} is not a mesh.")
+    if object_settings(obj).role == ROLE_CAGE:
+        raise TetRigInputError(f"{obj.name} is a TetRig cage; select the mesh it drives.")
+    if obj.mode != "OBJECT":
+        raise TetRigInputError("Leave Edit Mode first: Build Cage works on the saved mesh.")
+
+
+def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildReport:
+    """Build the cage of ``obj`` from its rest vertices and bind every vertex (replacing any old
+    cage). The engine runs before anything is touched, so a refusal changes nothing."""
+    check_source(obj)
+    t0 = time.perf_counter()
+    vertices = mesh_io.vertex_positions(mesh_io.mesh_of(obj))
+    settings = object_settings(obj)
+    cage = build_cage(vertices, settings.resolution, settings.max_control_points)
+    binding = bind(vertices, cage.control_points, cage.tets)
+    seconds = time.perf_counter() - t0
+
+    remove(obj, keep_settings=True)
+    cage_obj = cage_object.create(obj, cage, collection)
+    object_settings(cage_obj).role = ROLE_CAGE
+    object_settings(cage_obj).source = obj
+    binding_store.store(mesh_io.mesh_of(obj), binding.control_point_indices, binding.weights)
+    mesh_io.write_attribute(mesh_io.mesh_of(cage_obj), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR",
+                            np.zeros((cage.control_point_count, 3)))
+    offset_modifier.ensure(obj)
+    offset_modifier.ensure(cage_obj)
+    settings.role = ROLE_SOURCE
+    settings.cage = cage_obj
+    settings.bind_id = uuid.uuid4().hex
+    settings.bound_vertex_count = binding.vertex_count
+    settings.outside_count = binding.outside_count
+    simulation.free(obj)
+    return BuildReport(binding.vertex_count, cage.control_point_count, cage.tet_count,
+                       binding.outside_count, cage.dropped_slivers, seconds)
+
+
+def remove(obj: bpy.types.Object, keep_settings: bool = False) -> None:
+    """Remove everything TetRig added to ``obj``: cage object, attributes, modifier. The mesh's own
+    data was never written, so it is back to exactly what it was."""
+    settings = object_settings(obj)
+    cage = settings.cage
+    if cage is not None:
+        cage_object.remove(cage)
+    offset_modifier.remove(obj)
+    binding_store.clear(mesh_io.mesh_of(obj))
+    simulation.free(obj)
+    settings.cage = None
+    settings.role = ROLE_NONE
+    settings.bind_id = ""
+    settings.bound_vertex_count = 0
+    settings.outside_count = 0
+    if not keep_settings:
+        for name in ("resolution", "max_control_points", "mode", "compliance", "stiffness",
+                     "use_volume", "volume_compliance", "damping", "substeps", "density",
+                     "pin_group", "use_ground", "ground_height", "ground_friction", "simulate"):
+            settings.property_unset(name)

@@ -1,0 +1,207 @@
+"""Per-object simulation state for the Blender layer: models, frame caches and write-back.
+
+Everything here is keyed by ``ID.session_uid`` (an int), never by ``bpy`` references, which undo
+and file loads invalidate. A model is rebuilt when its inputs change (a new binding, a moved
+object, another density or pin group); a frame cache is rebuilt when anything that affects the
+motion changes, so the state at frame F depends on the scene and F alone.
+
+Units: the engine works in metres; Blender lengths are multiplied by the scene's unit scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..tetrig_addon import solver
+from ..tetrig_addon.binding import pinned_control_points
+from ..tetrig_addon.timeline import FrameCache
+from . import binding_store, cage_object, mesh_io
+from .properties import object_settings, ROLE_SOURCE
+
+# A vertex is pinned when its weight in the pin group is at least this.
+PIN_THRESHOLD = 0.5
+
+
+class StaleBindingError(RuntimeError):
+    """The binding no longer matches the mesh or its cage; the message says how to fix it."""
+
+
+@dataclass
+class Prepared:
+    """What the per-frame path needs for one object, built once per model key."""
+
+    key: tuple
+    model: solver.Model
+    indices: np.ndarray  # int32 [N, 4]
+    weights: np.ndarray  # float32 [N, 4]
+    world_to_local: np.ndarray  # float64 [3, 3], linear part of the inverse world matrix
+    unit_scale: float  # metres per Blender unit
+
+
+_prepared: dict[int, Prepared] = {}
+_caches: dict[int, FrameCache] = {}
+_warned: dict[int, str] = {}
+
+
+def free(obj: bpy.types.Object | None = None) -> None:
+    """Forget cached models and frames of one object, or of all objects."""
+    if obj is None:
+        _prepared.clear()
+        _caches.clear()
+        _warned.clear()
+    else:
+        for table in (_prepared, _caches, _warned):
+            table.pop(obj.session_uid, None)
+
+
+def status(obj: bpy.types.Object) -> str:
+    """The last warning about ``obj`` from the frame handler, or ''."""
+    return _warned.get(obj.session_uid, "")
+
+
+def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSettings:
+    """The object's simulation settings in SI units, read once per frame."""
+    s = object_settings(obj)
+    scale = scene.unit_settings.scale_length
+    gravity = tuple(np.array(scene.gravity).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
+    return solver.SimSettings(
+        mode=s.mode, compliance=s.compliance, stiffness=s.stiffness, use_volume=s.use_volume,
+        volume_compliance=s.volume_compliance, damping=s.damping, substeps=s.substeps,
+        gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
+        ground_friction=s.ground_friction,
+    ).validated()
+
+
+def _model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
+    s = object_settings(obj)
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group,
+            scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices))
+
+
+def world_matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+    """The object's evaluated world matrix, float64 [4, 4]. Read from the depsgraph: right after a
+    file load the original object's ``matrix_world`` is not computed yet."""
+    return np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+
+
+def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> Prepared:
+    """Build (or reuse) the simulation model of a bound object.
+
+    Args:
+        world: float64 [4, 4], the object's world matrix (see ``world_matrix``).
+
+    Raises:
+        StaleBindingError: the cage is gone or edited, or the mesh changed since binding.
+    """
+    key = _model_key(obj, scene, world)
+    cached = _prepared.get(obj.session_uid)
+    if cached is not None and cached.key == key:
+        return cached
+    cage = object_settings(obj).cage
+    if cage is None or cage.type != "MESH":
+        raise StaleBindingError(f"{obj.name}: its cage object is gone; press Build Cage again.")
+    cage_data = cage_object.read(cage)
+    if cage_data is None:
+        raise StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
+    rest_local, tets = cage_data
+    bound = binding_store.load(mesh_io.mesh_of(obj))
+    if bound is None or object_settings(obj).bound_vertex_count != len(mesh_io.mesh_of(obj).vertices):
+        raise StaleBindingError(
+            f"{obj.name}: the mesh changed since it was bound "
+            f"({object_settings(obj).bound_vertex_count} → {len(mesh_io.mesh_of(obj).vertices)} vertices); "
+            "press Build Cage again.")
+    indices, weights = bound
+    if indices.max(initial=0) >= rest_local.shape[0] or tets.max(initial=0) >= rest_local.shape[0]:
+        raise StaleBindingError(f"{obj.name}: the binding does not match its cage; press Build Cage again.")
+    unit_scale = scene.unit_settings.scale_length
+    rest_world = (rest_local @ world[:3, :3].T + world[:3, 3]) * unit_scale
+    pinned = None
+    if object_settings(obj).pin_group:
+        group_weights = mesh_io.vertex_group_weights(obj, object_settings(obj).pin_group)
+        if group_weights is not None:
+            pinned = pinned_control_points(indices, weights, group_weights >= PIN_THRESHOLD,
+                                           rest_local.shape[0])
+    model = solver.build_model(rest_world, tets, density=object_settings(obj).density, pinned=pinned)
+    prepared = Prepared(key=key, model=model, indices=indices, weights=weights,
+                        world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale)
+    _prepared[obj.session_uid] = prepared
+    _caches.pop(obj.session_uid, None)
+    return prepared
+
+
+def frame_dt(scene: bpy.types.Scene) -> float:
+    """Duration of one frame [s]."""
+    return scene.render.fps_base / scene.render.fps
+
+
+def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+                      depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+    """Simulated control points at ``frame``: float64 [Q, 3] [m], world space × unit scale."""
+    prepared = prepare(obj, scene, world_matrix(obj, depsgraph))
+    settings = sim_settings(obj, scene)
+    dt = frame_dt(scene)
+    key = (prepared.key, settings, dt, scene.frame_start)
+    cache = _caches.get(obj.session_uid)
+    if cache is None or cache.key != key:
+        cache = FrameCache(scene.frame_start, solver.rest_state(prepared.model), key)
+        _caches[obj.session_uid] = cache
+    state = cache.state_at(frame, lambda st, _f: solver.step(prepared.model, st, settings, dt))
+    if cache.first_bad_frame is not None and obj.session_uid not in _warned:
+        _warned[obj.session_uid] = (
+            f"{obj.name}: the simulation became unstable at frame {cache.first_bad_frame} and was "
+            "frozen there; lower the compliance or raise the substeps.")
+        print("TetRig:", _warned[obj.session_uid])
+    return state.positions
+
+
+def local_displacements(prepared: Prepared, positions: np.ndarray) -> np.ndarray:
+    """Control-point displacements from rest in the object's local space: float64 [Q, 3]."""
+    disp_world = (positions - prepared.model.rest_positions) / prepared.unit_scale
+    return disp_world @ prepared.world_to_local.T
+
+
+def write_back(obj: bpy.types.Object, displacements: np.ndarray) -> None:
+    """Write the blended displacement of every vertex (and of the cage's points) to the meshes.
+
+    vertex offset = Σₖ wₖ · d[iₖ] (the seed's vertex-shader blend applied to displacements, so a
+    zero displacement writes exact zeros). Nothing non-finite is written.
+    """
+    prepared = _prepared[obj.session_uid]
+    if not np.all(np.isfinite(displacements)):
+        return
+    offsets = np.einsum("vk,vkj->vj", prepared.weights, displacements[prepared.indices])
+    mesh_io.write_attribute(mesh_io.mesh_of(obj), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", offsets)
+    mesh_io.mesh_of(obj).update()
+    cage = object_settings(obj).cage
+    if cage is not None:
+        mesh_io.write_attribute(mesh_io.mesh_of(cage), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", displacements)
+        mesh_io.mesh_of(cage).update()
+
+
+def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+                  depsgraph: bpy.types.Depsgraph) -> None:
+    """Show the simulated state of ``obj`` at ``frame`` (rest at or before the start frame)."""
+    positions = control_points_at(obj, scene, frame, depsgraph)
+    write_back(obj, local_displacements(_prepared[obj.session_uid], positions))
+
+
+def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """The scene's TetRig source objects that are set to simulate."""
+    return [o for o in scene.objects
+            if o.type == "MESH" and object_settings(o).role == ROLE_SOURCE and object_settings(o).simulate]
+
+
+def update_scene(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    """Update every soft body of the scene to its current frame; a broken one warns once and
+    leaves the others alone."""
+    frame = scene.frame_current
+    for obj in soft_bodies(scene):
+        try:
+            update_object(obj, scene, frame, depsgraph)
+        except (StaleBindingError, ValueError) as exc:
+            if _warned.get(obj.session_uid) != str(exc):
+                _warned[obj.session_uid] = str(exc)
+                print("TetRig:", exc)

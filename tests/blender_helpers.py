@@ -1,0 +1,70 @@
+"""Helpers for the Blender tests (real bpy module)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conftest import MESHES
+
+
+def import_obj(name: str):
+    """Import ../shared/meshes/<name>.obj with Blender's own importer; returns the active object."""
+    import bpy
+
+    bpy.ops.wm.obj_import(filepath=str(MESHES / f"{name}.obj"))
+    obj = bpy.context.selected_objects[0]
+    bpy.context.view_layer.objects.active = obj
+    return obj
+
+
+def evaluated_positions(obj) -> np.ndarray:
+    """Vertex positions after modifiers (what the viewport and renders show): float32 [N, 3]."""
+    import bpy
+
+    dg = bpy.context.evaluated_depsgraph_get()
+    ob_eval = obj.evaluated_get(dg)
+    mesh = ob_eval.to_mesh()
+    try:
+        co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+    finally:
+        ob_eval.to_mesh_clear()
+    return co.reshape(-1, 3)
+
+
+def rest_positions(obj) -> np.ndarray:
+    """The mesh's own vertex coordinates (never written by TetRig): float32 [N, 3]."""
+    co = np.empty(len(obj.data.vertices) * 3, dtype=np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def world(obj, local: np.ndarray) -> np.ndarray:
+    m = np.array(obj.matrix_world)
+    return local @ m[:3, :3].T + m[:3, 3]
+
+
+def diagonal(points: np.ndarray) -> float:
+    return float(np.linalg.norm(points.max(0) - points.min(0)))
+
+
+def attribute_snapshot(mesh) -> dict:
+    """Every attribute of a mesh as arrays, to compare meshes bit for bit."""
+    out = {}
+    for attr in mesh.attributes:
+        if attr.name.startswith("."):
+            continue
+        n = len(attr.data)
+        if attr.data_type in {"FLOAT_VECTOR"}:
+            arr = np.empty(n * 3, np.float32); attr.data.foreach_get("vector", arr)
+        elif attr.data_type in {"FLOAT", "INT", "BOOLEAN", "INT8"}:
+            dtype = {"FLOAT": np.float32, "INT": np.int32, "BOOLEAN": bool, "INT8": np.int8}[attr.data_type]
+            arr = np.empty(n, dtype); attr.data.foreach_get("value", arr)
+        elif attr.data_type == "FLOAT2":
+            arr = np.empty(n * 2, np.float32); attr.data.foreach_get("vector", arr)
+        elif attr.data_type == "INT32_2D":
+            arr = np.empty(n * 2, np.int32); attr.data.foreach_get("value", arr)
+        else:
+            arr = np.array([n])
+        out[(attr.name, attr.domain, attr.data_type)] = arr
+    return out
