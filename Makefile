@@ -14,7 +14,7 @@ TYPECHECK_VENV := .venv-typecheck
 # package, because the clone's own folder name is arbitrary (see mypy.ini).
 TYPECHECK_SRC := $(TYPECHECK_VENV)/src
 TYPECHECK_TARGETS := -m tetrig -p tetrig.operators -p tetrig.panels -p tetrig.runtime \
-	-m tetrig.scripts.batch
+	-m tetrig.scripts.batch -m tetrig.scripts.demo
 PLATFORMS ?=
 MESH ?=
 

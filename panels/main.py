@@ -82,13 +82,13 @@ class TETRIG_PT_simulation(TetRigPanel):
         col = layout.column()
         col.prop(s, "mode")
         if s.mode == "XPBD":
-            col.prop(s, "compliance")
+            col.prop(s, "youngs_modulus")
         else:
             col.prop(s, "stiffness")
         col.prop(s, "use_volume")
         sub = col.column()
         sub.active = s.use_volume
-        sub.prop(s, "volume_compliance")
+        sub.prop(s, "volume_stiffness")
         col.prop(s, "damping")
         col.prop(s, "substeps")
         col.prop(s, "density")

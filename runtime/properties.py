@@ -53,20 +53,21 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
                (engine_solver.MODE_PBD, "PBD Spring",
                 "The seed's Chaos spring: stiffness 0–1, depends on substeps")],
         default=engine_solver.MODE_XPBD)
-    compliance: FloatProperty(  # type: ignore[valid-type]
-        name="Edge Compliance", default=1e-3, min=0.0, soft_max=1.0, precision=5, step=0.01,
-        description="Inverse stiffness of every tet edge [m/N]; 0 is rigid")
+    youngs_modulus: FloatProperty(  # type: ignore[valid-type]
+        name="Stiffness (Pa)", default=1e5, min=1.0, soft_min=100.0, soft_max=1e8, precision=0,
+        description="Young's modulus of the material [Pa]: jelly ~1e4, soft rubber ~1e6. "
+                    "The same value behaves the same at any cage resolution or substep count")
     stiffness: FloatProperty(  # type: ignore[valid-type]
         name="Stiffness", default=1.0, min=0.0, max=1.0,
         description="PBD spring stiffness k (fraction of the error corrected per substep)")
     use_volume: BoolProperty(  # type: ignore[valid-type]
         name="Preserve Volume", default=True,
         description="Tet volume constraints: keep volume and let crushed tets recover")
-    volume_compliance: FloatProperty(  # type: ignore[valid-type]
-        name="Volume Compliance", default=0.0, min=0.0, soft_max=1.0, precision=5,
-        description="Inverse stiffness of tet volume [1/(N·m²)]; 0 is incompressible")
+    volume_stiffness: FloatProperty(  # type: ignore[valid-type]
+        name="Volume Stiffness (Pa)", default=1e6, min=1.0, soft_max=1e9, precision=0,
+        description="Resistance to volume change [Pa] (a bulk modulus): higher keeps volume better")
     damping: FloatProperty(  # type: ignore[valid-type]
-        name="Damping", default=0.5, min=0.0, soft_max=20.0,
+        name="Damping", default=1.0, min=0.0, soft_max=20.0,
         description="Velocity damping rate [1/s]: motion decays as exp(-damping·t)")
     substeps: IntProperty(  # type: ignore[valid-type]
         name="Substeps", default=10, min=1, soft_max=50, max=1000,

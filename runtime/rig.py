@@ -95,7 +95,7 @@ def remove(obj: bpy.types.Object, keep_settings: bool = False) -> None:
     settings.bound_vertex_count = 0
     settings.outside_count = 0
     if not keep_settings:
-        for name in ("resolution", "max_control_points", "mode", "compliance", "stiffness",
-                     "use_volume", "volume_compliance", "damping", "substeps", "density",
+        for name in ("resolution", "max_control_points", "mode", "youngs_modulus", "stiffness",
+                     "use_volume", "volume_stiffness", "damping", "substeps", "density",
                      "pin_group", "use_ground", "ground_height", "ground_friction", "simulate"):
             settings.property_unset(name)

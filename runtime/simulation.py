@@ -68,8 +68,8 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSet
     scale = scene.unit_settings.scale_length
     gravity = tuple(np.array(scene.gravity).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
     return solver.SimSettings(
-        mode=s.mode, compliance=s.compliance, stiffness=s.stiffness, use_volume=s.use_volume,
-        volume_compliance=s.volume_compliance, damping=s.damping, substeps=s.substeps,
+        mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness,
+        use_volume=s.use_volume, volume_stiffness=s.volume_stiffness, damping=s.damping, substeps=s.substeps,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
         ground_friction=s.ground_friction,
     ).validated()
@@ -124,7 +124,9 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
         if group_weights is not None:
             pinned = pinned_control_points(indices, weights, group_weights >= PIN_THRESHOLD,
                                            rest_local.shape[0])
-    model = solver.build_model(rest_world, tets, density=object_settings(obj).density, pinned=pinned)
+    # every mesh vertex is a contact point: the mesh, not the cage, touches the ground
+    model = solver.build_model(rest_world, tets, density=object_settings(obj).density, pinned=pinned,
+                               contacts=(indices, weights))
     prepared = Prepared(key=key, model=model, indices=indices, weights=weights,
                         world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale)
     _prepared[obj.session_uid] = prepared
@@ -152,7 +154,7 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     if cache.first_bad_frame is not None and obj.session_uid not in _warned:
         _warned[obj.session_uid] = (
             f"{obj.name}: the simulation became unstable at frame {cache.first_bad_frame} and was "
-            "frozen there; lower the compliance or raise the substeps.")
+            "frozen there; raise the substeps or lower the stiffness.")
         print("TetRig:", _warned[obj.session_uid])
     return state.positions
 

@@ -8,6 +8,7 @@ the package ``tetrig`` through a symlink, the way Blender imports an extension.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -49,6 +50,7 @@ def addon():
     tetrig.register()
     yield tetrig
     tetrig.unregister()
+    shutil.rmtree(_ADDON_DIR, ignore_errors=True)
 
 
 @pytest.fixture()

@@ -126,6 +126,9 @@ def test_linux_zip_contents(linux_zip: Path) -> None:
                           "scripts/build_extension.py")
     assert not [n for n in names if n.startswith(forbidden_prefixes)]
     assert not [n for n in names if "__pycache__/" in n or n.endswith((".pyc", ".blend1"))]
+    # the batch script ships (it runs the installed extension headless); the dev scripts do not
+    assert "scripts/batch.py" in names
+    assert "scripts/demo.py" not in names and "scripts/build_extension.py" not in names
     for top_level in ("Makefile", "mypy.ini", "requirements-dev.txt", "requirements-typecheck.txt"):
         assert top_level not in names
 

@@ -12,18 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import Delaunay, QhullError, cKDTree
+from scipy.spatial import cKDTree
 
 from .errors import TetRigInputError
 
 # A vertex counts as inside a tet when its smallest barycentric weight is at least this (−ε lets
 # points on shared faces and on the hull surface count as inside despite rounding).
 INSIDE_TOLERANCE = -1e-9
-# Candidate tets examined per vertex: those whose centroids are nearest. Containment in a tet is
-# decided exactly; the candidate list only has to contain the right tet, which it does for any
-# vertex closer to its tet's centroid than to the centroids of this many other tets.
-CANDIDATE_TETS = 16
-# Vertices found in no candidate are tested against this many more before taking the best one.
+# Vertices in no tet are bound to the best of this many tets with the nearest centroids.
 FALLBACK_CANDIDATE_TETS = 64
 
 
@@ -71,28 +67,66 @@ def _weights(points: np.ndarray, origin: np.ndarray, transform: np.ndarray) -> n
     return np.concatenate([1.0 - lam.sum(-1, keepdims=True), lam], axis=-1)
 
 
-def _delaunay_candidates(verts: np.ndarray, cps: np.ndarray, tets: np.ndarray,
-                         fallback: np.ndarray) -> np.ndarray:
-    """For each vertex, our tet equal to the Delaunay simplex of the control points containing it,
-    or ``fallback`` where there is none (outside, a dropped sliver, or a non-Delaunay cage)."""
-    try:
-        tri = Delaunay(cps)
-    except QhullError:
-        return fallback
-    q = np.int64(cps.shape[0])
+def _tet_grid(cps: np.ndarray, tets: np.ndarray, lo: np.ndarray, cell: float,
+              dims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Uniform grid over the cage: every tet is listed in each cell its bounding box touches.
 
-    def keys(t: np.ndarray) -> np.ndarray:
-        t = np.sort(t.astype(np.int64), axis=1)
-        return ((t[:, 0] * q + t[:, 1]) * q + t[:, 2]) * q + t[:, 3]
+    Returns (cell_start int64 [cell_count + 1], cell_tets int64 [entries]) in CSR form. A tet that
+    contains a point is listed in that point's cell, so the cell's list is an exact candidate set.
+    """
+    p = cps[tets]
+    t_lo = np.clip(np.floor((p.min(1) - lo) / cell).astype(np.int64), 0, dims - 1)
+    t_hi = np.clip(np.floor((p.max(1) - lo) / cell).astype(np.int64), 0, dims - 1)
+    span = t_hi - t_lo + 1  # [m, 3]
+    counts = span.prod(1)
+    owner = np.repeat(np.arange(tets.shape[0]), counts)
+    local = np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    sx, sy = span[owner, 0], span[owner, 1]
+    ix = t_lo[owner, 0] + local % sx
+    iy = t_lo[owner, 1] + (local // sx) % sy
+    iz = t_lo[owner, 2] + local // (sx * sy)
+    cell_id = (iz * dims[1] + iy) * dims[0] + ix
+    order = np.argsort(cell_id, kind="stable")
+    start = np.zeros(int(dims.prod()) + 1, dtype=np.int64)
+    np.add.at(start, cell_id + 1, 1)
+    return np.cumsum(start), owner[order]
 
-    own = keys(tets)
-    order = np.argsort(own)
-    simplex = tri.find_simplex(verts)
-    found = simplex >= 0
-    key = keys(tri.simplices[np.where(found, simplex, 0)])
-    pos = np.clip(np.searchsorted(own[order], key), 0, own.size - 1)
-    match = found & (own[order][pos] == key)
-    return np.where(match, order[pos], fallback)
+
+def _locate(verts: np.ndarray, cps: np.ndarray, tets: np.ndarray, origin: np.ndarray,
+            transform: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Best tet of each vertex among the tets listed in its grid cell.
+
+    Returns (tet index int64 [n], weights [n, 4], score [n] = smallest weight; −inf where the cell
+    lists no tet). One vectorized round per list position, never a loop over vertices.
+    """
+    n = verts.shape[0]
+    extent = np.ptp(cps, axis=0).max()
+    # About one tet per cell: a cell as large as the average tet.
+    cell = max(float(np.cbrt(np.prod(np.maximum(np.ptp(cps, axis=0), 1e-12 * extent)) / tets.shape[0])),
+               1e-12 * extent)
+    lo = cps.min(0)
+    dims = np.floor(np.ptp(cps, axis=0) / cell).astype(np.int64) + 1
+    start, cell_tets = _tet_grid(cps, tets, lo, cell, dims)
+    ijk = np.floor((verts - lo) / cell).astype(np.int64)
+    inside_grid = np.all((ijk >= 0) & (ijk < dims), axis=1)
+    ijk = np.clip(ijk, 0, dims - 1)
+    vcell = (ijk[:, 2] * dims[1] + ijk[:, 1]) * dims[0] + ijk[:, 0]
+    first, length = start[vcell], np.where(inside_grid, start[vcell + 1] - start[vcell], 0)
+    best_tet = np.zeros(n, dtype=np.int64)
+    best_w = np.zeros((n, 4))
+    best_score = np.full(n, -np.inf)
+    for r in range(int(length.max(initial=0))):
+        # vertices already inside a tet stop looking
+        todo = np.flatnonzero((length > r) & (best_score < INSIDE_TOLERANCE))
+        if todo.size == 0:
+            break
+        cand = cell_tets[first[todo] + r]
+        w = _weights(verts[todo], origin[cand], transform[cand])
+        score = w.min(-1)
+        better = score > best_score[todo]
+        rows = todo[better]
+        best_tet[rows], best_w[rows], best_score[rows] = cand[better], w[better], score[better]
+    return best_tet, best_w, best_score
 
 
 def bind(vertices: np.ndarray, control_points: np.ndarray, tets: np.ndarray) -> Binding:
@@ -118,25 +152,15 @@ def bind(vertices: np.ndarray, control_points: np.ndarray, tets: np.ndarray) -> 
     cps = np.asarray(control_points, dtype=np.float64)
     transform = barycentric_transforms(cps, tets)
     origin = cps[tets[:, 0]]
-    centroids = cps[tets].mean(1)
-    tree = cKDTree(centroids)
 
-    k = min(CANDIDATE_TETS, tets.shape[0])
-    _, cand = tree.query(verts, k=k)
-    cand = cand.reshape(verts.shape[0], k)
-    # Large tets (near the hull) can have their centroid farther away than k smaller ones; the
-    # Delaunay tet containing the vertex, when it is one of ours, is added as a candidate.
-    cand = np.concatenate([cand, _delaunay_candidates(verts, cps, tets, cand[:, 0])[:, None]], axis=1)
-    w = _weights(verts[:, None, :], origin[cand], transform[cand])  # [n, k + 1, 4]
-    score = w.min(-1)  # > tolerance ⇔ inside; otherwise how far outside
-    best = np.argmax(score, axis=1)
-    rows = np.arange(verts.shape[0])
-    tet_index = cand[rows, best]
-    weights = w[rows, best]
-    inside = score[rows, best] >= INSIDE_TOLERANCE
+    tet_index, weights, score = _locate(verts, cps, tets, origin, transform)
+    inside = score >= INSIDE_TOLERANCE
 
     missing = np.flatnonzero(~inside)
     if missing.size:
+        # In no tet (a gap left by a dropped sliver): the best of the tets with the nearest
+        # centroids, i.e. the one needing the least extrapolation.
+        tree = cKDTree(cps[tets].mean(1))
         k2 = min(FALLBACK_CANDIDATE_TETS, tets.shape[0])
         _, cand2 = tree.query(verts[missing], k=k2)
         cand2 = cand2.reshape(missing.size, k2)
@@ -191,3 +215,4 @@ def pinned_control_points(indices: np.ndarray, weights: np.ndarray, vertex_pinne
     pinned = np.zeros(control_point_count, dtype=bool)
     pinned[np.asarray(indices)[used]] = True
     return pinned
+

@@ -43,15 +43,17 @@ class Model:
         rest_lengths: float64 [edge_count] [m].
         color_offsets: int64 [color_count + 1]; edges[color_offsets[c]:color_offsets[c+1]] share no
             control point.
+        edge_compliance_scale: float64 [edge_count] [1/m], l₀² / V_e with V_e the rest volume the
+            edge represents (a sixth of each incident tet's); edge compliance α = scale / E.
         tets: int32 [tet_count, 4], ordered by colour.
-        rest_volumes: float64 [tet_count] [m³].
+        rest_volumes: float64 [tet_count] [m³]; volume compliance α = 36·V₀ / K for C = 6(V − V₀).
         tet_color_offsets: int64 [tet_color_count + 1]; tets[tet_color_offsets[c]:...[c+1]] share
             no control point.
         masses: float64 [particle_count] [kg], lumped (ρ·V/4 per tet corner), pins included.
-        embedded_indices: int32 [embedded_count, 4], control points of mesh vertices that lie
-            outside every tet (bound with some negative weight). Only these can cross a plane the
-            control points do not cross, so only these get their own ground contact.
-        embedded_weights: float64 [embedded_count, 4], their barycentric weights.
+        contact_indices: int32 [contact_count, 4], control points of the mesh vertices that
+            collide (normally every vertex): collisions act on the mesh, not on the cage, so the
+            mesh touches the ground exactly and the cage may dip below it (seed problem 4).
+        contact_weights: float64 [contact_count, 4], their barycentric weights.
     """
 
     rest_positions: np.ndarray
@@ -59,12 +61,13 @@ class Model:
     edges: np.ndarray
     rest_lengths: np.ndarray
     color_offsets: np.ndarray
+    edge_compliance_scale: np.ndarray
     tets: np.ndarray
     rest_volumes: np.ndarray
     tet_color_offsets: np.ndarray
     masses: np.ndarray
-    embedded_indices: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), dtype=np.int32))
-    embedded_weights: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    contact_indices: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), dtype=np.int32))
+    contact_weights: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
 
     @property
     def particle_count(self) -> int:
@@ -100,10 +103,12 @@ class SimSettings:
     """Per-frame simulation settings (read once per step, never from globals).
 
     Attributes:
-        mode: ``"XPBD"`` (compliance, default) or ``"PBD"`` (the seed's stiffness k).
-        compliance: edge compliance α [m/N] (XPBD); 0 is rigid.
+        mode: ``"XPBD"`` (physical stiffness, default) or ``"PBD"`` (the seed's stiffness k).
+        youngs_modulus: E [Pa] of the edge springs (XPBD). Each edge gets the compliance
+            α = l₀² / (E·V_e), so that a uniform strain ε stores about ½·E·ε² per unit volume
+            whatever the cage resolution or object scale.
         use_volume: whether tet volume constraints are solved (they stop tets inverting).
-        volume_compliance: volume compliance [1/(N·m²)] for C = 6(V − V₀); 0 is incompressible.
+        volume_stiffness: K [Pa], bulk-modulus-like: a tet stores ½·K·(V − V₀)²/V₀.
         stiffness: PBD stiffness k ∈ [0, 1] (PBD mode).
         damping: velocity damping rate [1/s]; velocities decay as exp(−damping·t).
         substeps: sim_substeps per frame (≥ 1), one constraint iteration each.
@@ -113,11 +118,11 @@ class SimSettings:
     """
 
     mode: str = MODE_XPBD
-    compliance: float = 1e-3
+    youngs_modulus: float = 1e5
     use_volume: bool = True
-    volume_compliance: float = 0.0
+    volume_stiffness: float = 1e6
     stiffness: float = 1.0
-    damping: float = 0.5
+    damping: float = 1.0
     substeps: int = 10
     gravity: tuple = (0.0, 0.0, -9.81)
     ground_height: float | None = None
@@ -129,8 +134,8 @@ class SimSettings:
             raise TetRigInputError(f"Unknown solver mode {self.mode!r}; use one of {MODES}.")
         if self.substeps < 1:
             raise TetRigInputError("Substeps must be at least 1.")
-        if not (self.compliance >= 0.0 and self.volume_compliance >= 0.0):
-            raise TetRigInputError("Compliance must be zero or positive.")
+        if not (self.youngs_modulus > 0.0 and self.volume_stiffness > 0.0):
+            raise TetRigInputError("Stiffness must be positive.")
         if not 0.0 <= self.stiffness <= 1.0:
             raise TetRigInputError("PBD stiffness must be between 0 and 1.")
         if not self.damping >= 0.0:
@@ -192,7 +197,7 @@ def lumped_masses(positions: np.ndarray, tets: np.ndarray, density: float) -> np
 
 def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1000.0,
                 pinned: np.ndarray | None = None,
-                binding: tuple[np.ndarray, np.ndarray] | None = None) -> Model:
+                contacts: tuple[np.ndarray, np.ndarray] | None = None) -> Model:
     """Build the static simulation model of a cage.
 
     Args:
@@ -200,8 +205,8 @@ def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1
         tets: int [tet_count, 4], positively oriented.
         density: ρ [kg/m³], > 0.
         pinned: bool [particle_count] or ``None``; pinned control points never move.
-        binding: (int [vertex_count, 4] indices, float [vertex_count, 4] weights) of the mesh, or
-            ``None``; vertices with a negative weight become embedded contact points.
+        contacts: (int [contact_count, 4] indices, float [contact_count, 4] weights) of the mesh
+            vertices that collide, or ``None`` to collide with the control points themselves.
 
     Returns:
         A ``Model``.
@@ -223,15 +228,27 @@ def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1
     edges, offsets = _order_by_color(unique_edges(tets), x0.shape[0])
     tets, tet_offsets = _order_by_color(tets, x0.shape[0])
     rest_lengths = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
-    emb_i, emb_w = np.zeros((0, 4), dtype=np.int32), np.zeros((0, 4))
-    if binding is not None:
-        idx, w = np.asarray(binding[0]), np.asarray(binding[1], dtype=np.float64)
-        outside = w.min(axis=1) < 0.0
-        emb_i, emb_w = idx[outside].astype(np.int32), w[outside]
+    edge_volumes = _edge_volumes(edges, tets, np.abs(tet_volumes(x0, tets)), x0.shape[0])
+    if contacts is None:  # the control points themselves
+        contacts = (np.repeat(np.arange(x0.shape[0])[:, None], 4, axis=1),
+                    np.tile([1.0, 0.0, 0.0, 0.0], (x0.shape[0], 1)))
     return Model(rest_positions=x0, inverse_masses=inv, edges=edges, rest_lengths=rest_lengths,
-                 color_offsets=offsets, tets=tets, rest_volumes=tet_volumes(x0, tets),
+                 color_offsets=offsets, edge_compliance_scale=rest_lengths**2 / edge_volumes, tets=tets, rest_volumes=tet_volumes(x0, tets),
                  tet_color_offsets=tet_offsets, masses=masses,
-                 embedded_indices=emb_i, embedded_weights=emb_w)
+                 contact_indices=np.asarray(contacts[0], dtype=np.int32),
+                 contact_weights=np.asarray(contacts[1], dtype=np.float64))
+
+
+def _edge_volumes(edges: np.ndarray, tets: np.ndarray, volumes: np.ndarray,
+                  particle_count: int) -> np.ndarray:
+    """Rest volume each edge represents: a sixth of the volume of every tet containing it."""
+    pairs = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
+    tet_edges = np.sort(tets[:, pairs].reshape(-1, 2).astype(np.int64), axis=1)
+    keys = tet_edges[:, 0] * particle_count + tet_edges[:, 1]
+    edge_keys = edges[:, 0].astype(np.int64) * particle_count + edges[:, 1]
+    order = np.argsort(edge_keys)
+    slot = order[np.searchsorted(edge_keys[order], keys)]
+    return np.bincount(slot, weights=np.repeat(volumes / 6.0, 6), minlength=edges.shape[0])
 
 
 def rest_state(model: Model) -> State:
@@ -242,14 +259,16 @@ def rest_state(model: Model) -> State:
 def solve_edges(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
     """One Gauss-Seidel pass over the tet-edge distance constraints, colour by colour (in place).
 
-    C = |x_i − x_j| − l₀; XPBD: Δλ = −C / (w_i + w_j + α/Δt²); PBD: Δλ = −k·C / (w_i + w_j).
+    C = |x_i − x_j| − l₀; XPBD: Δλ = −C / (w_i + w_j + α/Δt²) with α = l₀²/(E·V_e);
+    PBD: Δλ = −k·C / (w_i + w_j).
     x_i += w_i·Δλ·n, x_j −= w_j·Δλ·n with n = (x_i − x_j)/|x_i − x_j|.
     """
     w = model.inverse_masses
     if settings.mode == MODE_XPBD:
-        alpha_tilde, scale = settings.compliance / (sim_dt * sim_dt), 1.0
+        alpha_tilde = model.edge_compliance_scale / (settings.youngs_modulus * sim_dt * sim_dt)
+        scale = 1.0
     else:
-        alpha_tilde, scale = 0.0, settings.stiffness
+        alpha_tilde, scale = np.zeros(model.edge_count), settings.stiffness
     offsets = model.color_offsets
     for c in range(model.color_count):
         sl = slice(offsets[c], offsets[c + 1])
@@ -257,7 +276,7 @@ def solve_edges(model: Model, x: np.ndarray, sim_dt: float, settings: SimSetting
         wi, wj = w[i], w[j]
         d = x[i] - x[j]
         length = np.sqrt(np.einsum("ij,ij->i", d, d))
-        denom = wi + wj + alpha_tilde
+        denom = wi + wj + alpha_tilde[sl]
         ok = (length > MIN_EDGE_LENGTH) & (denom > 0.0)
         dlam = np.where(ok, -scale * (length - model.rest_lengths[sl]) / np.where(ok, denom, 1.0), 0.0)
         n = d / np.where(ok, length, 1.0)[:, None]
@@ -280,7 +299,7 @@ def solve_volumes(model: Model, x: np.ndarray, sim_dt: float, settings: SimSetti
     if not settings.use_volume:
         return
     w = model.inverse_masses
-    alpha_tilde = settings.volume_compliance / (sim_dt * sim_dt)
+    alpha_tilde = 36.0 * model.rest_volumes / (settings.volume_stiffness * sim_dt * sim_dt)
     offsets = model.tet_color_offsets
     for c in range(offsets.shape[0] - 1):
         sl = slice(offsets[c], offsets[c + 1])
@@ -289,7 +308,7 @@ def solve_volumes(model: Model, x: np.ndarray, sim_dt: float, settings: SimSetti
         o, a, b = p[:, _VOLUME_FACES[:, 0]], p[:, _VOLUME_FACES[:, 1]], p[:, _VOLUME_FACES[:, 2]]
         grads = np.cross(a - o, b - o)  # [k, 4, 3]
         wt = w[t]  # [k, 4]
-        denom = np.einsum("kj,kji,kji->k", wt, grads, grads) + alpha_tilde
+        denom = np.einsum("kj,kji,kji->k", wt, grads, grads) + alpha_tilde[sl]
         six_v = np.einsum("ki,ki->k", np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), p[:, 3] - p[:, 0])
         ok = denom > 0.0
         dlam = np.where(ok, -(six_v - 6.0 * model.rest_volumes[sl]) / np.where(ok, denom, 1.0), 0.0)
@@ -297,32 +316,33 @@ def solve_volumes(model: Model, x: np.ndarray, sim_dt: float, settings: SimSetti
 
 
 def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimSettings) -> None:
-    """Ground plane z = ground_height (in place).
+    """Ground plane z = ground_height, acting on the contact vertices (in place).
 
-    Control points below it are pushed up and lose a share of their sliding. Embedded vertices
-    (outside every tet) below it are pushed up through their control points with the XPBD update
-    of C = Σₖ wₖ zₖ − h, ∇ₖC = wₖ: Δλ = −C / Σₖ wₖ² w⁻¹ₖ (Jacobi: there are few of them).
+    A contact vertex below the plane is lifted through its control points with the PBD update of
+    C = Σₖ wₖ zₖ − h, ∇ₖC = wₖ: Δλ = −C / Σₖ wₖ² w⁻¹ₖ, taken over the positive weights only (a
+    control point with a negative weight would be pushed down, against the others). The lifted
+    control points then lose ``ground_friction`` of their sliding this substep. Contacts sharing a
+    control point are combined by taking the largest lift (Jacobi-style).
     """
-    if settings.ground_height is None:
+    if settings.ground_height is None or model.contact_indices.shape[0] == 0:
         return
-    h = settings.ground_height
-    below = (x[:, 2] < h) & (model.inverse_masses > 0.0)
-    if below.any():
-        x[below, 2] = h
-        keep = 1.0 - settings.ground_friction
-        x[below, :2] = x_prev[below, :2] + keep * (x[below, :2] - x_prev[below, :2])
-    if model.embedded_indices.shape[0] == 0:
-        return
-    idx, w = model.embedded_indices, model.embedded_weights
-    c = np.einsum("vk,vk->v", w, x[idx, 2]) - h
+    idx, w = model.contact_indices, model.contact_weights
+    c = np.einsum("vk,vk->v", w, x[idx, 2]) - settings.ground_height
     sinking = c < 0.0
     if not sinking.any():
         return
     idx, w, c = idx[sinking], w[sinking], c[sinking]
-    inv = model.inverse_masses[idx]
+    inv = np.where(w > 0.0, model.inverse_masses[idx], 0.0)
     denom = np.einsum("vk,vk,vk->v", w, w, inv)
     dlam = np.where(denom > 0.0, -c / np.where(denom > 0.0, denom, 1.0), 0.0)
-    np.add.at(x[:, 2], idx.ravel(), (inv * w * dlam[:, None]).ravel())
+    # Several contacts on one control point each ask for the lift they need: take the largest
+    # rather than their sum, which would overshoot. Lifts are ≥ 0 (C < 0, w > 0).
+    lift = np.zeros(x.shape[0])
+    np.maximum.at(lift, idx.ravel(), (inv * w * dlam[:, None]).ravel())
+    touched = lift > 0.0
+    x[touched, 2] += lift[touched]
+    keep = 1.0 - settings.ground_friction
+    x[touched, :2] = x_prev[touched, :2] + keep * (x[touched, :2] - x_prev[touched, :2])
 
 
 def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> State:
