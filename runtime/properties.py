@@ -41,7 +41,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Resolution", default=engine_cage.DEFAULT_RESOLUTION, min=1, soft_max=40, max=200,
         description="Lattice cells across the longest side of the mesh: more gives smaller tets")
     max_control_points: IntProperty(  # type: ignore[valid-type]
-        name="Max Control Points", default=engine_cage.DEFAULT_MAX_CONTROL_POINTS, min=8,
+        name="Max Points", default=engine_cage.DEFAULT_MAX_CONTROL_POINTS, min=8,
         soft_max=20000, description="Cap on the control-point count; the lattice coarsens to fit")
 
     # Simulation
@@ -64,7 +64,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Preserve Volume", default=True,
         description="Tet volume constraints: keep volume and let crushed tets recover")
     volume_stiffness: FloatProperty(  # type: ignore[valid-type]
-        name="Volume Stiffness (Pa)", default=1e6, min=1.0, soft_max=1e9, precision=0,
+        name="Volume (Pa)", default=1e6, min=1.0, soft_max=1e9, precision=0,
         description="Resistance to volume change [Pa] (a bulk modulus): higher keeps volume better")
     damping: FloatProperty(  # type: ignore[valid-type]
         name="Damping", default=1.0, min=0.0, soft_max=20.0,
@@ -73,7 +73,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Substeps", default=10, min=1, soft_max=50, max=1000,
         description="Solver substeps per frame, one constraint iteration each")
     density: FloatProperty(  # type: ignore[valid-type]
-        name="Density", default=1000.0, min=1e-6, soft_max=20000.0,
+        name="Density kg/m³", default=1000.0, min=1e-6, soft_max=20000.0,
         description="Mass density [kg/m³]; each tet gives a quarter of its mass to each corner")
     pin_group: StringProperty(  # type: ignore[valid-type]
         name="Pin Group", default="",
