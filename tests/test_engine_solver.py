@@ -18,7 +18,8 @@ def spring_model(mass: float, length: float = 1.0) -> solver.Model:
         rest_positions=x0, inverse_masses=np.array([0.0, 1.0 / mass]),
         edges=np.array([[0, 1]], dtype=np.int32), rest_lengths=np.array([length]),
         color_offsets=np.array([0, 1]), edge_compliance_scale=np.array([1.0]), tets=np.zeros((0, 4), dtype=np.int32),
-        rest_volumes=np.zeros(0), tet_color_offsets=np.array([0]), masses=np.array([np.inf, mass]))
+        rest_volumes=np.zeros(0), tet_color_offsets=np.array([0]), masses=np.array([np.inf, mass]),
+        edge_counts=np.ones(2), tet_counts=np.ones(2))
 
 
 def test_spring_period_matches_two_pi_sqrt_m_over_k():

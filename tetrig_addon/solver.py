@@ -24,6 +24,13 @@ import numpy as np
 from .cage import tet_volumes, unique_edges
 from .errors import TetRigInputError
 
+SCHEME_GAUSS_SEIDEL = "GAUSS_SEIDEL"
+SCHEME_JACOBI = "JACOBI"
+SCHEMES = (SCHEME_GAUSS_SEIDEL, SCHEME_JACOBI)
+# Jacobi over-relaxation ω: each point moves ω × the average of its constraints' corrections
+# (Macklin et al. 2014, "Unified Particle Physics for Real-Time Applications", §4.2: ω ∈ [1, 2]).
+JACOBI_RELAXATION = 1.5
+
 MODE_XPBD = "XPBD"
 MODE_PBD = "PBD"
 MODES = (MODE_XPBD, MODE_PBD)
@@ -50,6 +57,8 @@ class Model:
         tet_color_offsets: int64 [tet_color_count + 1]; tets[tet_color_offsets[c]:...[c+1]] share
             no control point.
         masses: float64 [particle_count] [kg], lumped (ρ·V/4 per tet corner), pins included.
+        edge_counts, tet_counts: float64 [particle_count], how many edges / tets touch each point
+            (≥ 1), the averaging denominators of the Jacobi scheme.
         contact_indices: int32 [contact_count, 4], control points of the mesh vertices that
             collide (normally every vertex): collisions act on the mesh, not on the cage, so the
             mesh touches the ground exactly and the cage may dip below it (seed problem 4).
@@ -66,6 +75,8 @@ class Model:
     rest_volumes: np.ndarray
     tet_color_offsets: np.ndarray
     masses: np.ndarray
+    edge_counts: np.ndarray
+    tet_counts: np.ndarray
     contact_indices: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), dtype=np.int32))
     contact_weights: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
 
@@ -112,6 +123,8 @@ class SimSettings:
         stiffness: PBD stiffness k ∈ [0, 1] (PBD mode).
         damping: velocity damping rate [1/s]; velocities decay as exp(−damping·t).
         substeps: sim_substeps per frame (≥ 1), one constraint iteration each.
+        scheme: ``"GAUSS_SEIDEL"`` (graph-coloured, exact XPBD per constraint) or ``"JACOBI"``
+            (all constraints at once, averaged and over-relaxed: fewer NumPy calls per substep).
         gravity: float64 [3] [m/s²], world space.
         ground_height: world z of the ground plane [m], or ``None`` for no ground.
         ground_friction: fraction of tangential motion removed while touching the ground, [0, 1].
@@ -124,6 +137,7 @@ class SimSettings:
     stiffness: float = 1.0
     damping: float = 1.0
     substeps: int = 10
+    scheme: str = SCHEME_GAUSS_SEIDEL
     gravity: tuple = (0.0, 0.0, -9.81)
     ground_height: float | None = None
     ground_friction: float = 0.5
@@ -132,6 +146,8 @@ class SimSettings:
         """Return self after checking ranges; raises TetRigInputError with a user-facing message."""
         if self.mode not in MODES:
             raise TetRigInputError(f"Unknown solver mode {self.mode!r}; use one of {MODES}.")
+        if self.scheme not in SCHEMES:
+            raise TetRigInputError(f"Unknown scheme {self.scheme!r}; use one of {SCHEMES}.")
         if self.substeps < 1:
             raise TetRigInputError("Substeps must be at least 1.")
         if not (self.youngs_modulus > 0.0 and self.volume_stiffness > 0.0):
@@ -235,6 +251,8 @@ def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1
     return Model(rest_positions=x0, inverse_masses=inv, edges=edges, rest_lengths=rest_lengths,
                  color_offsets=offsets, edge_compliance_scale=rest_lengths**2 / edge_volumes, tets=tets, rest_volumes=tet_volumes(x0, tets),
                  tet_color_offsets=tet_offsets, masses=masses,
+                 edge_counts=np.maximum(np.bincount(edges.ravel(), minlength=x0.shape[0]), 1).astype(np.float64),
+                 tet_counts=np.maximum(np.bincount(tets.ravel(), minlength=x0.shape[0]), 1).astype(np.float64),
                  contact_indices=np.asarray(contacts[0], dtype=np.int32),
                  contact_weights=np.asarray(contacts[1], dtype=np.float64))
 
@@ -256,77 +274,157 @@ def rest_state(model: Model) -> State:
     return State(model.rest_positions.copy(), np.zeros_like(model.rest_positions))
 
 
-def solve_edges(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
-    """One Gauss-Seidel pass over the tet-edge distance constraints, colour by colour (in place).
-
-    C = |x_i − x_j| − l₀; XPBD: Δλ = −C / (w_i + w_j + α/Δt²) with α = l₀²/(E·V_e);
-    PBD: Δλ = −k·C / (w_i + w_j).
-    x_i += w_i·Δλ·n, x_j −= w_j·Δλ·n with n = (x_i − x_j)/|x_i − x_j|.
-    """
+def _edge_plan(model: Model, sim_dt: float, settings: SimSettings) -> list[tuple]:
+    """Per-colour arrays for ``solve_edges``, built once per step (they depend on Δt and E):
+    (i, j, w_i [k,1], w_j [k,1], l₀, gain) with Δλ = −gain·C."""
     w = model.inverse_masses
+    i, j = model.edges[:, 0], model.edges[:, 1]
     if settings.mode == MODE_XPBD:
         alpha_tilde = model.edge_compliance_scale / (settings.youngs_modulus * sim_dt * sim_dt)
         scale = 1.0
     else:
         alpha_tilde, scale = np.zeros(model.edge_count), settings.stiffness
-    offsets = model.color_offsets
-    for c in range(model.color_count):
-        sl = slice(offsets[c], offsets[c + 1])
-        i, j = model.edges[sl, 0], model.edges[sl, 1]
-        wi, wj = w[i], w[j]
+    denom = w[i] + w[j] + alpha_tilde
+    gain = np.where(denom > 0.0, scale / np.where(denom > 0.0, denom, 1.0), 0.0)
+    wi, wj = w[i][:, None], w[j][:, None]
+    o = model.color_offsets
+    return [(i[o[c]:o[c + 1]], j[o[c]:o[c + 1]], wi[o[c]:o[c + 1]], wj[o[c]:o[c + 1]],
+             model.rest_lengths[o[c]:o[c + 1]], gain[o[c]:o[c + 1]]) for c in range(model.color_count)]
+
+
+def solve_edges(x: np.ndarray, plan: list[tuple]) -> None:
+    """One Gauss-Seidel pass over the tet-edge distance constraints, colour by colour (in place).
+
+    C = |x_i − x_j| − l₀; XPBD: Δλ = −C / (w_i + w_j + α/Δt²) with α = l₀²/(E·V_e);
+    PBD: Δλ = −k·C / (w_i + w_j).
+    x_i += w_i·Δλ·n, x_j −= w_j·Δλ·n with n = (x_i − x_j)/|x_i − x_j|.
+    ``plan`` comes from ``_edge_plan``; each colour is six NumPy calls on disjoint points.
+    """
+    for i, j, wi, wj, rest, gain in plan:
         d = x[i] - x[j]
         length = np.sqrt(np.einsum("ij,ij->i", d, d))
-        denom = wi + wj + alpha_tilde[sl]
-        ok = (length > MIN_EDGE_LENGTH) & (denom > 0.0)
-        dlam = np.where(ok, -scale * (length - model.rest_lengths[sl]) / np.where(ok, denom, 1.0), 0.0)
-        n = d / np.where(ok, length, 1.0)[:, None]
-        corr = dlam[:, None] * n
-        x[i] += wi[:, None] * corr
-        x[j] -= wj[:, None] * corr
+        d *= (gain * (rest - length) / np.maximum(length, MIN_EDGE_LENGTH))[:, None]
+        x[i] += wi * d
+        x[j] -= wj * d
 
 
-# For corner j of a tet, the gradient of 6V is (x[a] − x[o]) × (x[b] − x[o]) with (o, a, b) the
-# opposite face ordered so the gradient points away from corner j's face (Müller, TMP 10).
-_VOLUME_FACES = np.array([(1, 3, 2), (0, 2, 3), (0, 3, 1), (0, 1, 2)])
+# Smallest positive float: a denominator floor that never changes a non-zero one.
+_TINY = float(np.finfo(np.float64).tiny)
 
 
-def solve_volumes(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
+def _volume_gradients(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For tets p [k, 4, 3]: (∇C [k, 4, 3], 6V [k]) with C = 6V = e₁·(e₂×e₃), eᵢ = pᵢ − p₀.
+
+    ∇₁ = e₂×e₃, ∇₂ = e₃×e₁, ∇₃ = e₁×e₂, ∇₀ = −(∇₁+∇₂+∇₃) (Müller, Ten Minute Physics 10).
+    The three cross products are computed together (a × b = a₁₂₀·b₂₀₁ − a₂₀₁·b₁₂₀).
+    """
+    e = p[:, 1:] - p[:, :1]  # [k, 3, 3]: e₁, e₂, e₃
+    a, b = e[:, [1, 2, 0]], e[:, [2, 0, 1]]
+    g = a[:, :, [1, 2, 0]] * b[:, :, [2, 0, 1]] - a[:, :, [2, 0, 1]] * b[:, :, [1, 2, 0]]
+    six_v = np.einsum("ni,ni->n", e[:, 0], g[:, 0])
+    return np.concatenate([-g.sum(1, keepdims=True), g], axis=1), six_v
+
+
+def _volume_plan(model: Model, sim_dt: float, settings: SimSettings) -> list[tuple]:
+    """Per-colour arrays for ``solve_volumes``: (tets, w [k,4], 6V₀, α̃)."""
+    w = model.inverse_masses[model.tets]
+    alpha_tilde = 36.0 * model.rest_volumes / (settings.volume_stiffness * sim_dt * sim_dt)
+    o = model.tet_color_offsets
+    return [(model.tets[o[c]:o[c + 1]], w[o[c]:o[c + 1]], 6.0 * model.rest_volumes[o[c]:o[c + 1]],
+             alpha_tilde[o[c]:o[c + 1]]) for c in range(o.shape[0] - 1)]
+
+
+def solve_volumes(x: np.ndarray, plan: list[tuple]) -> None:
     """One Gauss-Seidel pass over the tet volume constraints, colour by colour (in place).
 
     C = 6(V − V₀), ∇ⱼC = cross product of the face opposite corner j; Δλ = −C / (Σ wⱼ|∇ⱼC|² + α̃).
     Unlike edge springs, this pushes an inverted tet back to positive volume (seed problem 3).
     """
+    for t, wt, six_v0, alpha_tilde in plan:
+        grads, six_v = _volume_gradients(x[t])
+        denom = np.einsum("kj,kj->k", wt, np.einsum("kji,kji->kj", grads, grads)) + alpha_tilde
+        grads *= (wt * ((six_v0 - six_v) / np.maximum(denom, _TINY))[:, None])[:, :, None]
+        x[t] += grads
+
+
+def _scatter(x: np.ndarray, index: np.ndarray, delta: np.ndarray, scale: np.ndarray) -> None:
+    """x[p] += scale[p] · Σ delta[k] over the k with index[k] = p (one bincount per axis)."""
+    n = x.shape[0]
+    for axis in range(3):
+        x[:, axis] += scale * np.bincount(index, weights=delta[:, axis], minlength=n)
+
+
+def solve_edges_jacobi(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
+    """All tet-edge constraints at once (Jacobi), corrections averaged per point and over-relaxed
+    by ``JACOBI_RELAXATION``. Same Δλ as ``solve_edges``; in place."""
+    w = model.inverse_masses
+    i, j = model.edges[:, 0], model.edges[:, 1]
+    if settings.mode == MODE_XPBD:
+        alpha_tilde = model.edge_compliance_scale / (settings.youngs_modulus * sim_dt * sim_dt)
+        scale = 1.0
+    else:
+        alpha_tilde, scale = 0.0, settings.stiffness
+    wi, wj = w[i], w[j]
+    d = x[i] - x[j]
+    length = np.maximum(np.sqrt(np.einsum("ij,ij->i", d, d)), MIN_EDGE_LENGTH)
+    denom = wi + wj + alpha_tilde
+    dlam = -scale * (length - model.rest_lengths) / np.where(denom > 0.0, denom, np.inf)
+    corr = (dlam / length)[:, None] * d
+    _scatter(x, np.concatenate([i, j]),
+             np.concatenate([wi[:, None] * corr, -wj[:, None] * corr]),
+             JACOBI_RELAXATION / model.edge_counts)
+
+
+def solve_volumes_jacobi(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
+    """All tet volume constraints at once (Jacobi), averaged and over-relaxed; in place."""
     if not settings.use_volume:
         return
     w = model.inverse_masses
+    t = model.tets
+    grads, six_v = _volume_gradients(x[t])
+    wt = w[t]
     alpha_tilde = 36.0 * model.rest_volumes / (settings.volume_stiffness * sim_dt * sim_dt)
-    offsets = model.tet_color_offsets
-    for c in range(offsets.shape[0] - 1):
-        sl = slice(offsets[c], offsets[c + 1])
-        t = model.tets[sl]
-        p = x[t]  # [k, 4, 3]
-        o, a, b = p[:, _VOLUME_FACES[:, 0]], p[:, _VOLUME_FACES[:, 1]], p[:, _VOLUME_FACES[:, 2]]
-        grads = np.cross(a - o, b - o)  # [k, 4, 3]
-        wt = w[t]  # [k, 4]
-        denom = np.einsum("kj,kji,kji->k", wt, grads, grads) + alpha_tilde[sl]
-        six_v = np.einsum("ki,ki->k", np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), p[:, 3] - p[:, 0])
-        ok = denom > 0.0
-        dlam = np.where(ok, -(six_v - 6.0 * model.rest_volumes[sl]) / np.where(ok, denom, 1.0), 0.0)
-        x[t] += (wt * dlam[:, None])[:, :, None] * grads
+    denom = np.einsum("kj,kj->k", wt, np.einsum("kji,kji->kj", grads, grads)) + alpha_tilde
+    dlam = -(six_v - 6.0 * model.rest_volumes) / np.where(denom > 0.0, denom, np.inf)
+    delta = (wt * dlam[:, None])[:, :, None] * grads
+    _scatter(x, t.ravel(), delta.reshape(-1, 3), JACOBI_RELAXATION / model.tet_counts)
 
 
-def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimSettings) -> None:
+# Contacts farther above the ground than this many times the distance their control points could
+# travel in one frame (speed and gravity) are skipped for that frame's substeps.
+CONTACT_MARGIN_FACTOR = 3.0
+# ... plus this fraction of the cage's size, for motion the constraints add on top.
+CONTACT_MARGIN_EXTENT = 0.01
+
+
+def ground_candidates(model: Model, state: State, settings: SimSettings, frame_dt: float) -> tuple:
+    """The contacts that could reach the ground during the next frame: (indices [c, 4],
+    weights [c, 4]). One gather per frame instead of one over every contact per substep."""
+    idx, w = model.contact_indices, model.contact_weights
+    if settings.ground_height is None or idx.shape[0] == 0:
+        return idx[:0], w[:0]
+    z = np.einsum("vk,vk->v", w, state.positions[idx, 2])
+    speed = float(np.sqrt(np.einsum("ij,ij->i", state.velocities, state.velocities).max()))
+    travel = frame_dt * (speed + float(np.linalg.norm(settings.gravity)) * frame_dt)
+    extent = float(np.ptp(model.rest_positions, axis=0).max())
+    reach = np.abs(w).sum(1)  # an extrapolating vertex moves up to Σ|w| times its control points
+    near = z - settings.ground_height < reach * (CONTACT_MARGIN_FACTOR * travel + CONTACT_MARGIN_EXTENT * extent)
+    return idx[near], w[near]
+
+
+def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimSettings,
+                 contacts: tuple) -> None:
     """Ground plane z = ground_height, acting on the contact vertices (in place).
 
-    A contact vertex below the plane is lifted through its control points with the PBD update of
+    ``contacts`` is the subset from ``ground_candidates``. A contact vertex below the plane is lifted through its control points with the PBD update of
     C = Σₖ wₖ zₖ − h, ∇ₖC = wₖ: Δλ = −C / Σₖ wₖ² w⁻¹ₖ, taken over the positive weights only (a
     control point with a negative weight would be pushed down, against the others). The lifted
     control points then lose ``ground_friction`` of their sliding this substep. Contacts sharing a
     control point are combined by taking the largest lift (Jacobi-style).
     """
-    if settings.ground_height is None or model.contact_indices.shape[0] == 0:
+    idx, w = contacts
+    if settings.ground_height is None or idx.shape[0] == 0:
         return
-    idx, w = model.contact_indices, model.contact_weights
     c = np.einsum("vk,vk->v", w, x[idx, 2]) - settings.ground_height
     sinking = c < 0.0
     if not sinking.any():
@@ -366,13 +464,22 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> 
     free = (model.inverse_masses > 0.0)[:, None]
     g = np.asarray(settings.gravity, dtype=np.float64)
     decay = np.exp(-settings.damping * sim_dt)
+    jacobi = settings.scheme == SCHEME_JACOBI
+    edge_plan = None if jacobi else _edge_plan(model, sim_dt, settings)
+    volume_plan = None if jacobi or not settings.use_volume else _volume_plan(model, sim_dt, settings)
+    contacts = ground_candidates(model, state, settings, frame_dt)
     for _ in range(settings.substeps):
         v = np.where(free, (v + g * sim_dt) * decay, 0.0)
         x_prev = x.copy()
         x += v * sim_dt
-        solve_edges(model, x, sim_dt, settings)
-        solve_volumes(model, x, sim_dt, settings)
-        solve_ground(model, x, x_prev, settings)
+        if jacobi:
+            solve_edges_jacobi(model, x, sim_dt, settings)
+            solve_volumes_jacobi(model, x, sim_dt, settings)
+        else:
+            solve_edges(x, edge_plan)
+            if volume_plan is not None:
+                solve_volumes(x, volume_plan)
+        solve_ground(model, x, x_prev, settings, contacts)
         v = (x - x_prev) / sim_dt
     return State(x, v)
 
