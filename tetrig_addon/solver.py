@@ -363,7 +363,7 @@ def solve_edges_jacobi(model: Model, x: np.ndarray, sim_dt: float, settings: Sim
         alpha_tilde = model.edge_compliance_scale / (settings.youngs_modulus * sim_dt * sim_dt)
         scale = 1.0
     else:
-        alpha_tilde, scale = 0.0, settings.stiffness
+        alpha_tilde, scale = np.zeros(model.edge_count), settings.stiffness
     wi, wj = w[i], w[j]
     d = x[i] - x[j]
     length = np.maximum(np.sqrt(np.einsum("ij,ij->i", d, d)), MIN_EDGE_LENGTH)
@@ -472,7 +472,7 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> 
         v = np.where(free, (v + g * sim_dt) * decay, 0.0)
         x_prev = x.copy()
         x += v * sim_dt
-        if jacobi:
+        if edge_plan is None:
             solve_edges_jacobi(model, x, sim_dt, settings)
             solve_volumes_jacobi(model, x, sim_dt, settings)
         else:
