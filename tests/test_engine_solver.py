@@ -130,3 +130,41 @@ def test_bad_settings_are_refused():
     for bad in (dict(substeps=0), dict(youngs_modulus=-1.0), dict(stiffness=2.0), dict(mode="FEM")):
         with pytest.raises(TetRigInputError):
             solver.SimSettings(**bad).validated()
+
+
+def test_critically_damped_spring_does_not_overshoot():
+    mass, k = 0.5, 200.0
+    model = spring_model(mass)
+    # velocity damping rate c/m with c = 2√(k·m) (seed 001's critical damping)
+    rate = 2.0 * np.sqrt(k * mass) / mass
+    settings = solver.SimSettings(youngs_modulus=k, damping=rate, gravity=(0.0, 0.0, 0.0),
+                                  substeps=20, use_volume=False)
+    state = solver.State(model.rest_positions + [[0, 0, 0], [0.05, 0, 0]], np.zeros((2, 3)))
+    xs = []
+    for _ in range(240):
+        state = solver.step(model, state, settings, 1 / 240)
+        xs.append(state.positions[1, 0] - 1.0)
+    xs = np.array(xs)
+    assert xs.min() > -1e-4 * 0.05  # never crosses rest
+    assert xs[-1] < 0.01 * 0.05  # and gets there
+
+
+@pytest.mark.parametrize("extreme", [
+    dict(substeps=1, youngs_modulus=1e9, volume_stiffness=1e12),   # near-rigid at 1 substep
+    dict(substeps=1, youngs_modulus=1.0, volume_stiffness=1.0),    # near-limp
+    dict(substeps=1, mode="PBD", stiffness=1.0),
+])
+def test_extreme_settings_stay_finite_and_bounded(extreme):
+    cage = build_cage(obj_vertices("suzanne"), resolution=6)
+    model = solver.build_model(cage.control_points, cage.tets, density=1e-3)  # near-zero mass
+    settings = solver.SimSettings(ground_height=float(cage.control_points[:, 1].min()) - 1.0,
+                                  gravity=(0.0, 0.0, -9.81), max_speed=50.0, **extreme)
+    state = solver.rest_state(model)
+    rng = np.random.default_rng(3)
+    state.velocities[:] = rng.normal(scale=1e4, size=state.velocities.shape)  # a huge impulse
+    for _ in range(24):
+        state = solver.step(model, state, settings, 1 / 12)
+        assert np.all(np.isfinite(state.positions))
+        assert np.linalg.norm(state.velocities, axis=1).max() <= 50.0 * 4  # bounded
+    assert np.abs(state.positions - model.rest_positions).max() < 24 / 12 * 50.0 + 10.0
+

@@ -128,6 +128,8 @@ class SimSettings:
         gravity: float64 [3] [m/s²], world space.
         ground_height: world z of the ground plane [m], or ``None`` for no ground.
         ground_friction: fraction of tangential motion removed while touching the ground, [0, 1].
+        max_speed: speed limit of every control point [m/s] (seed 001): a huge impulse or an
+            extreme setting cannot fling points arbitrarily far in one substep.
     """
 
     mode: str = MODE_XPBD
@@ -141,6 +143,7 @@ class SimSettings:
     gravity: tuple = (0.0, 0.0, -9.81)
     ground_height: float | None = None
     ground_friction: float = 0.5
+    max_speed: float = 100.0
 
     def validated(self) -> "SimSettings":
         """Return self after checking ranges; raises TetRigInputError with a user-facing message."""
@@ -156,6 +159,8 @@ class SimSettings:
             raise TetRigInputError("PBD stiffness must be between 0 and 1.")
         if not self.damping >= 0.0:
             raise TetRigInputError("Damping must be zero or positive.")
+        if not self.max_speed > 0.0:
+            raise TetRigInputError("Maximum speed must be positive.")
         if not 0.0 <= self.ground_friction <= 1.0:
             raise TetRigInputError("Ground friction must be between 0 and 1.")
         return self
@@ -443,10 +448,20 @@ def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimS
     x[touched, :2] = x_prev[touched, :2] + keep * (x[touched, :2] - x_prev[touched, :2])
 
 
+def _limit_speed(v: np.ndarray, max_speed: float) -> np.ndarray:
+    """Scale down velocities faster than ``max_speed`` to exactly that speed (direction kept)."""
+    speed = np.sqrt(np.einsum("ij,ij->i", v, v))
+    too_fast = speed > max_speed
+    if too_fast.any():
+        v[too_fast] *= (max_speed / speed[too_fast])[:, None]
+    return v
+
+
 def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> State:
     """Advance one frame: ``settings.substeps`` XPBD substeps of one iteration each.
 
-    Per substep (Müller, Ten Minute Physics 10): pre-solve (v += g·Δt, damping, predict x),
+    Per substep (Müller, Ten Minute Physics 10): pre-solve (v += g·Δt, damping, speed limit,
+    predict x),
     solve (edges, volumes, ground), post-solve (v = (x − x_prev)/Δt).
 
     Args:
@@ -470,6 +485,7 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> 
     contacts = ground_candidates(model, state, settings, frame_dt)
     for _ in range(settings.substeps):
         v = np.where(free, (v + g * sim_dt) * decay, 0.0)
+        v = _limit_speed(v, settings.max_speed)
         x_prev = x.copy()
         x += v * sim_dt
         if edge_plan is None:
