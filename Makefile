@@ -5,6 +5,7 @@
 #   make typecheck   mypy over the Blender layer, in its own .venv-typecheck
 #   make build       extension zips into dist/ (PLATFORMS="linux-x64 ..." to limit them)
 #   make demo MESH=path/to/mesh
+#   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
 #   make clean       build output and caches (make distclean: also venvs and wheels)
 
 PYTHON ?= python3
@@ -18,7 +19,7 @@ TYPECHECK_TARGETS := -m tetrig -p tetrig.operators -p tetrig.panels -p tetrig.ru
 PLATFORMS ?=
 MESH ?=
 
-.PHONY: venv test typecheck build demo clean distclean
+.PHONY: venv test typecheck build demo bench clean distclean
 
 venv: $(VENV)/.stamp
 
@@ -50,6 +51,10 @@ build: venv
 
 demo: venv
 	$(VENV)/bin/python scripts/demo.py $(MESH)
+
+bench: venv
+	$(VENV)/bin/python -m pip install -q -r benchmarks/requirements.txt
+	$(VENV)/bin/python benchmarks/run.py $(if $(QUICK),--quick) $(if $(REV),--rev $(REV))
 
 clean:
 	rm -rf dist .pytest_cache .mypy_cache
