@@ -5,6 +5,7 @@
 #   make typecheck   mypy over the Blender layer, in its own .venv-typecheck
 #   make build       extension zips into dist/ (PLATFORMS="linux-x64 ..." to limit them)
 #   make demo MESH=path/to/mesh
+#   make real-blender-check  renders and UI checks in the real Blender 4.3 (../shared/tools)
 #   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
 #   make clean       build output and caches (make distclean: also venvs and wheels)
 
@@ -15,11 +16,11 @@ TYPECHECK_VENV := .venv-typecheck
 # package, because the clone's own folder name is arbitrary (see mypy.ini).
 TYPECHECK_SRC := $(TYPECHECK_VENV)/src
 TYPECHECK_TARGETS := -m tetrig -p tetrig.operators -p tetrig.panels -p tetrig.runtime \
-	-m tetrig.scripts.batch -m tetrig.scripts.demo
+	-m tetrig.scripts.batch -m tetrig.scripts.demo -m tetrig.scripts.load_addon
 PLATFORMS ?=
 MESH ?=
 
-.PHONY: venv test typecheck build demo bench clean distclean
+.PHONY: venv test typecheck build demo bench real-blender-check clean distclean
 
 venv: $(VENV)/.stamp
 
@@ -51,6 +52,10 @@ build: venv
 
 demo: venv
 	$(VENV)/bin/python scripts/demo.py $(MESH)
+
+real-blender-check: venv
+	../shared/tools/real-blender/setup.sh
+	$(VENV)/bin/python -m pytest -q tests/real_blender/check_real_blender.py
 
 bench: venv
 	$(VENV)/bin/python -m pip install -q -r benchmarks/requirements.txt

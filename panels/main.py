@@ -1,11 +1,12 @@
-"""The sidebar tab: Cage (build settings), Simulation (settings), Output (export, reset, remove)."""
+"""The sidebar tab: Cage (build settings), Simulation (settings), Bake (bake, free, status), Output
+(export, reset, remove)."""
 
 from __future__ import annotations
 
 import bpy
 
 from ..runtime.mesh_io import mesh_of
-from ..runtime import simulation
+from ..runtime import bake, simulation
 from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
 
 
@@ -91,6 +92,7 @@ class TETRIG_PT_simulation(TetRigPanel):
         sub.prop(s, "volume_stiffness")
         col.prop(s, "damping")
         col.prop(s, "substeps")
+        col.prop(s, "max_speed")
         col.prop(s, "density")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
         col.prop(s, "use_ground")
@@ -98,6 +100,41 @@ class TETRIG_PT_simulation(TetRigPanel):
         sub.active = s.use_ground
         sub.prop(s, "ground_height")
         sub.prop(s, "ground_friction")
+
+
+class TETRIG_PT_bake(TetRigPanel):
+    bl_label = "Bake"
+    bl_parent_id = "TETRIG_PT_main"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE
+
+    def draw(self, context: bpy.types.Context) -> None:
+        obj = _target(context)
+        if obj is None:
+            return
+        layout = self.layout
+        scene = context.scene
+        if scene is None:
+            return
+        state = bake.status(obj, scene)
+        col = layout.column(align=True)
+        if state is None:
+            col.label(text="Not baked: frames are simulated live", icon="INFO")
+        elif state.outdated:
+            col.label(text="Bake outdated", icon="ERROR")
+            col.label(text=f"Playing the bake ({state.describe()})")
+            col.label(text="Bake again to see the changed settings")
+        else:
+            col.label(text=f"Baked {state.describe()}", icon="CHECKMARK")
+        row = layout.row(align=True)
+        row.operator("tetrig.bake", text="Bake Again" if state is not None else "Bake", icon="REC")
+        row.operator("tetrig.free_bake", icon="TRASH")
+        row = layout.row(align=True)
+        row.operator("tetrig.bake", text="Bake All").all_soft_bodies = True
+        row.operator("tetrig.free_bake", text="Free All").all_soft_bodies = True
 
 
 class TETRIG_PT_output(TetRigPanel):
@@ -113,4 +150,6 @@ class TETRIG_PT_output(TetRigPanel):
         col = self.layout.column(align=True)
         col.operator("tetrig.reset_to_rest", icon="FILE_REFRESH")
         col.operator("tetrig.export_json", icon="EXPORT")
+        col.operator("tetrig.export_animation_json", icon="EXPORT")
+        col.operator("tetrig.export_pc2", icon="EXPORT")
         col.operator("tetrig.remove", icon="X")

@@ -8,5 +8,9 @@
 - ``simulation``: per-object models and frame caches, keyed by session id (never ID references);
 - ``handlers``: the persistent frame-change and file-load handlers;
 - ``rig``: building and removing a whole rig (what the operators and the batch script call);
-- ``export``: reading a rig back out as the seed's arrays.
+- ``export``: reading a rig back out as the seed's arrays;
+- ``bake_store``: a bake (control points per frame) as an ID property of the cage;
+- ``bake``: baking jobs (modal, background, batch), bake status and playback for exports;
+- ``render_guard``: safe updates during renders (main thread only, subframes, messages);
+- ``animation_export``: the PC2 point cache and the animation JSON.
 """

@@ -1,16 +1,18 @@
-"""Persistent application handlers: step soft bodies on frame change, reset caches on load/undo."""
+"""Persistent application handlers: update soft bodies on frame change (safely during renders, see
+``render_guard``), reset caches on load/undo, announce renders, and the main-thread timer that
+serves render threads."""
 
 from __future__ import annotations
 
 import bpy
 from bpy.app.handlers import persistent
 
-from . import simulation
+from . import render_guard, simulation
 
 
 @persistent
 def on_frame_change_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
-    simulation.update_scene(scene, depsgraph)
+    render_guard.frame_changed(scene, depsgraph)
 
 
 @persistent
@@ -18,6 +20,7 @@ def on_load_post(*_args: object) -> None:
     # New file: session ids now name other objects. Show the active scene's current frame (other
     # scenes update when their frame changes).
     simulation.free()
+    render_guard.forget()
     context = bpy.context
     if context.scene is not None:
         simulation.update_scene(context.scene, context.evaluated_depsgraph_get())
@@ -29,11 +32,17 @@ def on_undo_redo(*_args: object) -> None:
     simulation.free()
 
 
+@persistent
+def on_render_init(scene: bpy.types.Scene, *_args: object) -> None:
+    render_guard.render_started(scene)
+
+
 _HANDLERS = (
     (bpy.app.handlers.frame_change_post, on_frame_change_post),
     (bpy.app.handlers.load_post, on_load_post),
     (bpy.app.handlers.undo_post, on_undo_redo),
     (bpy.app.handlers.redo_post, on_undo_redo),
+    (bpy.app.handlers.render_init, on_render_init),
 )
 
 
@@ -41,10 +50,15 @@ def register() -> None:
     for handler_list, fn in _HANDLERS:
         if fn not in handler_list:
             handler_list.append(fn)
+    if not bpy.app.timers.is_registered(render_guard.poll_timer):
+        bpy.app.timers.register(render_guard.poll_timer, first_interval=render_guard.IDLE_POLL_S,
+                                persistent=True)
 
 
 def unregister() -> None:
     for handler_list, fn in _HANDLERS:
         if fn in handler_list:
             handler_list.remove(fn)
+    if bpy.app.timers.is_registered(render_guard.poll_timer):
+        bpy.app.timers.unregister(render_guard.poll_timer)
     simulation.free()

@@ -86,6 +86,9 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     ground_friction: FloatProperty(  # type: ignore[valid-type]
         name="Friction", default=0.5, min=0.0, max=1.0,
         description="Share of sliding removed while touching the ground")
+    max_speed: FloatProperty(  # type: ignore[valid-type]
+        name="Max Speed", default=100.0, min=1e-3, soft_max=1000.0,
+        unit="VELOCITY", description="Speed limit of every control point [m/s]")
 
 
 def object_settings(obj: bpy.types.Object) -> TetRigObjectSettings:

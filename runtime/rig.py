@@ -47,6 +47,13 @@ def check_source(obj: bpy.types.Object | None) -> None:
         raise TetRigInputError(f"{obj.name} is a TetRig cage; select the mesh it drives.")
     if obj.mode != "OBJECT":
         raise TetRigInputError("Leave Edit Mode first: Build Cage works on the saved mesh.")
+    mesh = mesh_io.mesh_of(obj)
+    sharing = mesh.users - int(mesh.use_fake_user)
+    if sharing > 1:
+        # the binding lives on the mesh: a second object would overwrite or follow it
+        raise TetRigInputError(
+            f"{obj.name}'s mesh is shared by {sharing} objects; make it single-user first "
+            "(Object > Relations > Make Single User > Object & Data).")
 
 
 def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildReport:
@@ -97,5 +104,5 @@ def remove(obj: bpy.types.Object, keep_settings: bool = False) -> None:
     if not keep_settings:
         for name in ("resolution", "max_control_points", "mode", "youngs_modulus", "stiffness",
                      "use_volume", "volume_stiffness", "damping", "substeps", "density",
-                     "pin_group", "use_ground", "ground_height", "ground_friction", "simulate"):
+                     "pin_group", "use_ground", "ground_height", "ground_friction", "max_speed", "simulate"):
             settings.property_unset(name)

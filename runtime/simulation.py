@@ -11,14 +11,15 @@ Units: the engine works in metres; Blender lengths are multiplied by the scene's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import bpy
 import numpy as np
 
 from ..tetrig_addon import solver
-from ..tetrig_addon.binding import pinned_control_points
+from ..tetrig_addon.binding import blend_matrix, pinned_control_points
 from ..tetrig_addon.timeline import FrameCache
-from . import binding_store, cage_object, mesh_io
+from . import bake_store, binding_store, cage_object, mesh_io
 from .properties import object_settings, ROLE_SOURCE
 
 # A vertex is pinned when its weight in the pin group is at least this.
@@ -37,6 +38,7 @@ class Prepared:
     model: solver.Model
     indices: np.ndarray  # int32 [N, 4]
     weights: np.ndarray  # float32 [N, 4]
+    blend: Any  # scipy.sparse.csr_matrix [N, Q]: offsets = blend @ displacements
     world_to_local: np.ndarray  # float64 [3, 3], linear part of the inverse world matrix
     unit_scale: float  # metres per Blender unit
 
@@ -71,14 +73,16 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSet
         mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness,
         use_volume=s.use_volume, volume_stiffness=s.volume_stiffness, damping=s.damping, substeps=s.substeps,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
-        ground_friction=s.ground_friction,
+        ground_friction=s.ground_friction, max_speed=s.max_speed,
     ).validated()
 
 
 def _model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
     s = object_settings(obj)
+    cage = s.cage
     return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group,
-            scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices))
+            scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices),
+            cage.session_uid if cage is not None else None)
 
 
 def world_matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
@@ -128,6 +132,7 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     model = solver.build_model(rest_world, tets, density=object_settings(obj).density, pinned=pinned,
                                contacts=(indices, weights))
     prepared = Prepared(key=key, model=model, indices=indices, weights=weights,
+                        blend=blend_matrix(indices, weights, rest_local.shape[0]),
                         world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale)
     _prepared[obj.session_uid] = prepared
     _caches.pop(obj.session_uid, None)
@@ -174,7 +179,7 @@ def write_back(obj: bpy.types.Object, displacements: np.ndarray) -> None:
     prepared = _prepared[obj.session_uid]
     if not np.all(np.isfinite(displacements)):
         return
-    offsets = np.einsum("vk,vkj->vj", prepared.weights, displacements[prepared.indices])
+    offsets = prepared.blend @ displacements
     mesh_io.write_attribute(mesh_io.mesh_of(obj), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", offsets)
     mesh_io.mesh_of(obj).update()
     cage = object_settings(obj).cage
@@ -183,11 +188,31 @@ def write_back(obj: bpy.types.Object, displacements: np.ndarray) -> None:
         mesh_io.mesh_of(cage).update()
 
 
+def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
+    """Everything the motion of ``obj`` depends on, as saved in the .blend: the inputs of the frame
+    cache's key (``_model_key``, settings, frame duration, start frame) without the ones that only
+    name this session's data (the cage's session id). A bake stores its fingerprint to tell when
+    it is outdated, also after the file is reopened. Keep it in step with ``_model_key``.
+
+    Args:
+        world: float64 [4, 4], the object's world matrix (see ``world_matrix``).
+    """
+    s = object_settings(obj)
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, scene.unit_settings.scale_length,
+            len(mesh_io.mesh_of(obj).vertices), sim_settings(obj, scene), frame_dt(scene), scene.frame_start)
+
+
 def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
                   depsgraph: bpy.types.Depsgraph) -> None:
-    """Show the simulated state of ``obj`` at ``frame`` (rest at or before the start frame)."""
+    """Show the state of ``obj`` at ``frame``: its bake when the cage holds one for that frame
+    (no simulation), else the simulated state (rest at or before the start frame)."""
+    prepared = prepare(obj, scene, world_matrix(obj, depsgraph))
+    baked = bake_store.baked_displacements(obj, frame)
+    if baked is not None:
+        write_back(obj, baked)
+        return
     positions = control_points_at(obj, scene, frame, depsgraph)
-    write_back(obj, local_displacements(_prepared[obj.session_uid], positions))
+    write_back(obj, local_displacements(prepared, positions))
 
 
 def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
@@ -204,6 +229,19 @@ def update_scene(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None
         try:
             update_object(obj, scene, frame, depsgraph)
         except (StaleBindingError, ValueError) as exc:
+            _prepared.pop(obj.session_uid, None)
+            show_rest(obj)
             if _warned.get(obj.session_uid) != str(exc):
                 _warned[obj.session_uid] = str(exc)
                 print("TetRig:", exc)
+
+
+def show_rest(obj: bpy.types.Object) -> None:
+    """Zero the offset of a soft body that cannot be simulated, so it shows its rest shape
+    rather than a stale frame."""
+    mesh = mesh_io.mesh_of(obj)
+    offset = mesh.attributes.get(binding_store.OFFSET_ATTRIBUTE)
+    if offset is not None and offset.domain == "POINT":
+        mesh_io.write_attribute(mesh, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR",
+                                np.zeros((len(mesh.vertices), 3)))
+        mesh.update()

@@ -1,35 +1,47 @@
-"""TetRig headless batch job: bind one object, simulate a frame range, save the result.
+"""TetRig headless batch job: bind and bake soft bodies in one or many .blend files.
 
 Usage, in the ``blender`` program (the .blend is opened by Blender before the script runs)::
 
-    blender -b scene.blend --python scripts/batch.py -- --object NAME [--frames FIRST LAST]
-        --output out.blend [--json out.json] [--rebuild]
+    blender -b scene.blend --python scripts/batch.py -- (--object NAME ... | --all)
+        [--frames FIRST LAST] [--output out.blend | --output-dir DIR] [--json out.json] [--rebuild]
 
-and, with the same arguments, through the ``bpy`` module from PyPI (the .blend comes first)::
+    blender -b --python scripts/batch.py -- a.blend b.blend ... (--object NAME ... | --all)
+        [--frames FIRST LAST] [--output-dir DIR] [--jobs N] [--rebuild]
 
-    python scripts/batch.py scene.blend -- --object NAME [--frames FIRST LAST]
-        --output out.blend [--json out.json] [--rebuild]
+and, with the same options, through the ``bpy`` module from PyPI (the .blend files come first)::
 
-Steps: load the add-on (the installed extension if Blender has it enabled, else this repository;
-see ``_addon_loader.py``); find the object in the current scene; build its cage and binding unless
-it is already bound (``--rebuild`` builds it again anyway); show every frame FIRST..LAST in turn
-with ``scene.frame_set`` (the add-on's frame handler simulates), printing ``tetrig batch: frame
-40/120`` every 10 frames; save the scene to ``--output`` (parent folders are created); write the
-seed JSON (``bones_rest``, ``tets``, ``vertex_bones``, ``weights``) to ``--json`` if given; print
-one summary line. ``--frames`` defaults to the scene's frame range. Relative paths are taken from
-the current folder.
+    python scripts/batch.py scene.blend [more.blend ...] -- (--object NAME ... | --all) ...
 
-Exit status:
+One file (the single-file job, in this process): load the add-on (the installed extension if
+Blender has it enabled, else this repository; see ``_addon_loader.py``); find the objects in the
+current scene (``--object`` may be repeated; ``--all`` takes every soft body of the scene that has
+Simulate on); build the cage and binding of each unless it is already bound (``--rebuild`` builds
+it again anyway); bake frames FIRST..LAST (default: the scene's range) into the .blend (see
+``runtime/bake.py``), printing ``tetrig batch: frame 40/120`` every 10 frames (``tetrig batch:
+NAME frame 40/120`` with several objects); show the last frame; save the scene to ``--output``, or into
+``--output-dir``, or next to the input as ``<name>.baked.blend`` (parent folders are created);
+write the seed JSON (``bones_rest``, ``tets``, ``vertex_bones``, ``weights``) of the one object to
+``--json`` if given; print one summary line per object. Relative paths are taken from the current
+folder.
+
+Several files: each file runs as the single-file job in a child process of its own (the same
+program: ``python scripts/batch.py`` or ``blender -b``), ``--jobs N`` at a time (default 1). A
+failing file does not stop the others. The children's output is relayed line by line, prefixed
+with ``[file.blend]``; at the end one line per file says where its result went or why it failed,
+and one line counts them. ``--output`` and ``--json`` name one file, so they need a single input.
+
+Exit status (of a multi-file run: the worst of its files, 1 before 2):
 
 - 0: done.
 - 2: bad input, reported as one line ``tetrig batch: error: ...`` on standard error: bad or
   missing arguments, a .blend that cannot be opened, no such object, an object TetRig refuses
-  (not a mesh, a cage, a flat mesh ...), a stale binding (the mesh changed since it was bound:
-  pass ``--rebuild``), an output file that cannot be written.
+  (not a mesh, a cage, a flat mesh, Simulate off ...), a stale binding (the mesh changed since it
+  was bound: pass ``--rebuild``), an output file that cannot be written.
 - 1: anything else: the add-on cannot be loaded (e.g. SciPy missing), or its frame handler raised
-  an exception while the frames were shown (Blender prints it and carries on; the script notices
-  and saves nothing), or an internal error. Then the traceback, if any, and one line
-  ``tetrig batch: error: ...`` or ``tetrig batch: internal error: ...``.
+  an exception while a frame was shown (Blender prints it and carries on; the script notices
+  and saves nothing), a child process that could not start or crashed, or an internal error.
+  Then the traceback, if any, and one line ``tetrig batch: error: ...`` or
+  ``tetrig batch: internal error: ...``.
 
 Exit status in the ``blender`` program: Blender turns ``sys.exit(n)`` raised by a ``--python``
 script into its own exit status (checked with Blender 4.3), so no extra option is needed. An
@@ -43,11 +55,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import bpy
 
@@ -59,8 +74,10 @@ else:  # run as a script: scripts/ is not a package, so import the loader from b
 
 # The blender program knows its executable; the bpy module has none (binary_path is "").
 IN_BLENDER_PROGRAM = bool(bpy.app.binary_path)
+SCRIPT = os.path.abspath(__file__)
 PREFIX = "tetrig batch"
 PROGRESS_EVERY = 10  # frames between progress lines
+BAKED_SUFFIX = ".baked.blend"
 # A .blend starts with "BLENDER", or is gzip- or Zstandard-compressed (Blender 3.0+).
 BLEND_MAGIC, GZIP_MAGIC, ZSTD_MAGIC = b"BLENDER", b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
 # Blender's frame limits (MINAFRAME, MAXFRAME in DNA_scene_types.h).
@@ -78,62 +95,102 @@ class _Parser(argparse.ArgumentParser):
         raise BatchError(message)
 
 
-def _parser(prog: str) -> _Parser:
-    parser = _Parser(prog=prog, description="Bind a mesh to a TetRig cage, simulate a frame range "
-                     "and save the result (see the docstring of scripts/batch.py).")
-    parser.add_argument("--object", required=True, metavar="NAME",
-                        help="the mesh object to simulate (in the current scene)")
+def _parser(prog: str, positional_blends: bool) -> _Parser:
+    parser = _Parser(prog=prog, description="Bind meshes to TetRig cages, bake a frame range and "
+                     "save the result (see the docstring of scripts/batch.py).")
+    if positional_blends:
+        parser.add_argument("blends", nargs="*", metavar="FILE.blend",
+                            help="files to bake (default: the file Blender opened)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--object", action="append", metavar="NAME", dest="objects",
+                       help="a mesh object to bake (in the current scene); may be repeated")
+    which.add_argument("--all", action="store_true", help="bake every soft body of the scene")
     parser.add_argument("--frames", nargs=2, type=int, metavar=("FIRST", "LAST"),
-                        help="frames to step through, inclusive (default: the scene's range)")
-    parser.add_argument("--output", required=True, metavar="OUT.blend",
-                        help="where to save the .blend after the last frame")
-    parser.add_argument("--json", metavar="OUT.json", help="also write the seed JSON here")
+                        help="frames to bake, inclusive (default: the scene's range)")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--output", metavar="OUT.blend",
+                     help="where to save the .blend (one input file only; default: "
+                          "<name>.baked.blend next to the input)")
+    out.add_argument("--output-dir", metavar="DIR", help="save <name>.baked.blend files here")
+    parser.add_argument("--json", metavar="OUT.json",
+                        help="also write the seed JSON here (one file and one object only)")
     parser.add_argument("--rebuild", action="store_true",
-                        help="build the cage again even if the object is already bound")
+                        help="build the cage again even if an object is already bound")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="files baked at the same time, each in its own process (default 1)")
     return parser
 
 
 @dataclass(frozen=True)
 class Arguments:
-    blend: str | None  # .blend to open (bpy module mode only); None: use the file already open
-    object: str
+    blends: tuple[str, ...]  # .blend files to open; () = use the file already open (blender program)
+    objects: tuple[str, ...]  # () with all_soft_bodies
+    all_soft_bodies: bool
     frames: tuple[int, int] | None
-    output: str
+    output: str | None
+    output_dir: str | None
     json: str | None
     rebuild: bool
+    jobs: int
+    factory_startup: bool  # the blender program was started with --factory-startup
+
+    @property
+    def blend(self) -> str | None:
+        """The single input file (module mode), ``None`` for the open file."""
+        return self.blends[0] if self.blends else None
 
 
 def parse_arguments(argv: list[str], in_blender_program: bool) -> Arguments:
-    """Parse ``sys.argv``: in the blender program the script's arguments follow ``--``; in module
-    mode the .blend path comes first, before ``--``.
+    """Parse ``sys.argv``: in the blender program the script's arguments follow ``--`` (.blend
+    files there are optional); in module mode the .blend paths come first, before ``--``.
 
     Raises:
         BatchError: the arguments are wrong (one-line message).
     """
     if in_blender_program:
         options = argv[argv.index("--") + 1:] if "--" in argv else []
-        prog, blend = "blender -b scene.blend --python scripts/batch.py --", None
+        prog = "blender -b [scene.blend] --python scripts/batch.py -- [FILE.blend ...]"
+        ns = _parser(prog, positional_blends=True).parse_args(options)
+        blends = tuple(ns.blends)
     else:
         rest = argv[1:]
         before, options = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest \
             else (rest[:1], rest[1:])
-        prog = "python scripts/batch.py scene.blend --"
-        if len(before) != 1 or before[0].startswith("-"):
+        prog = "python scripts/batch.py scene.blend [more.blend ...] --"
+        if not before or any(b.startswith("-") for b in before):
             if {"-h", "--help"} & set(rest):
-                _parser(prog).parse_args(["--help"])
+                _parser(prog, positional_blends=False).parse_args(["--help"])
             raise BatchError("give the .blend file first: python scripts/batch.py scene.blend -- "
                              "--object NAME --output out.blend")
-        blend = before[0]
-    ns = _parser(prog).parse_args(options)
+        ns = _parser(prog, positional_blends=False).parse_args(options)
+        blends = tuple(before)
     frames = (ns.frames[0], ns.frames[1]) if ns.frames is not None else None
     if frames is not None:
         if frames[0] > frames[1]:
             raise BatchError(f"--frames: FIRST ({frames[0]}) is after LAST ({frames[1]})")
         if frames[0] < MIN_FRAME or frames[1] > MAX_FRAME:
             raise BatchError(f"--frames: Blender's frames run from {MIN_FRAME} to {MAX_FRAME}")
-    return Arguments(blend=blend, object=ns.object, frames=frames,
-                     output=os.path.abspath(ns.output),
-                     json=os.path.abspath(ns.json) if ns.json else None, rebuild=ns.rebuild)
+    if ns.jobs < 1:
+        raise BatchError("--jobs must be at least 1")
+    objects = tuple(ns.objects or ())
+    if len(blends) > 1 and ns.output:
+        raise BatchError("--output names one file: with several .blend files use --output-dir")
+    if ns.json and (len(blends) > 1 or ns.all or len(objects) != 1):
+        raise BatchError("--json writes one object's rig: give one .blend file and one --object")
+    if len(set(objects)) != len(objects):
+        raise BatchError("an --object is given twice")
+    return Arguments(blends=blends, objects=objects, all_soft_bodies=bool(ns.all), frames=frames,
+                     output=os.path.abspath(ns.output) if ns.output else None,
+                     output_dir=os.path.abspath(ns.output_dir) if ns.output_dir else None,
+                     json=os.path.abspath(ns.json) if ns.json else None, rebuild=ns.rebuild,
+                     jobs=ns.jobs, factory_startup="--factory-startup" in argv)
+
+
+def baked_path(blend: str, output_dir: str | None) -> str:
+    """``<name>.baked.blend`` in ``output_dir`` or next to ``blend``."""
+    name = os.path.basename(blend)
+    stem = name[:-len(".blend")] if name.lower().endswith(".blend") else name
+    return os.path.join(output_dir or os.path.dirname(os.path.abspath(blend)), stem + BAKED_SUFFIX)
 
 
 def _check_writable(path: str) -> None:
@@ -150,7 +207,7 @@ def _check_writable(path: str) -> None:
 
 
 def open_blend(path: str) -> None:
-    """Open a .blend file (bpy module mode).
+    """Open a .blend file.
 
     Raises:
         BatchError: no such file, or Blender cannot read it.
@@ -184,6 +241,21 @@ def find_object(name: str, scene: bpy.types.Scene) -> bpy.types.Object:
     if bpy.data.objects.get(name) is not None:
         raise BatchError(f"object {name!r} is not in the scene {scene.name!r} of {_file_label()}")
     raise BatchError(f"no object named {name!r} in {_file_label()}")
+
+
+def scene_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """``--all``: the scene's soft bodies that have Simulate on (the others are skipped with a
+    warning: they show their rest shape, there is nothing to bake)."""
+    found = [o for o in scene.objects if o.type == "MESH" and _addon_loader.settings(o).role == "SOURCE"]
+    for obj in found:
+        if not _addon_loader.settings(obj).simulate:
+            print(f"{PREFIX}: warning: skipping {obj.name}: Simulate is turned off", file=sys.stderr,
+                  flush=True)
+    found = [o for o in found if _addon_loader.settings(o).simulate]
+    if not found:
+        raise BatchError(f"the scene {scene.name!r} of {_file_label()} has no soft body to bake "
+                         "(bind a mesh with --object NAME, or turn Simulate on)")
+    return found
 
 
 @dataclass(frozen=True)
@@ -229,27 +301,37 @@ def ensure_bound(addon: ModuleType, obj: bpy.types.Object, scene: bpy.types.Scen
                      report.seconds)
 
 
-def step_frames(scene: bpy.types.Scene, first: int, last: int) -> float:
-    """``scene.frame_set`` on every frame first..last, with progress lines; returns the mean time
-    of one ``frame_set`` [s] (simulation, write-back and depsgraph evaluation)."""
-    total = 0.0
-    for i, frame in enumerate(range(first, last + 1)):
-        t0 = time.perf_counter()
-        scene.frame_set(frame)
-        total += time.perf_counter() - t0
-        if (i + 1) % PROGRESS_EVERY == 0 or frame == last:
-            print(f"{PREFIX}: frame {frame}/{last}", flush=True)
-    return total / (last - first + 1)
+def _progress(names: list[str]) -> Any:
+    """A bake progress callback printing ``tetrig batch: frame 40/120`` (one object) or
+    ``tetrig batch: NAME frame 40/120`` (several) every ``PROGRESS_EVERY`` frames."""
+    counts: dict[str, int] = {}
+
+    def report(name: str, frame: int, last: int) -> None:
+        counts[name] = counts.get(name, 0) + 1
+        if counts[name] % PROGRESS_EVERY == 0 or frame == last:
+            label = "" if len(names) == 1 else f"{name} "
+            print(f"{PREFIX}: {label}frame {frame}/{last}", flush=True)
+
+    return report
 
 
 def run(args: Arguments) -> str:
-    """The batch job; returns the summary line.
+    """The single-file job; returns the summary lines.
 
     Raises:
         BatchError: bad input.
         _addon_loader.AddonLoadError: the add-on cannot be loaded.
+        _addon_loader.HandlerFailure: the frame handler failed.
     """
-    _check_writable(args.output)
+    if args.blend is not None:
+        output = args.output or baked_path(args.blend, args.output_dir)
+    elif args.output:
+        output = args.output
+    elif bpy.data.filepath:
+        output = baked_path(bpy.data.filepath, args.output_dir)
+    else:
+        raise BatchError("the open file has no name: pass --output or --output-dir")
+    _check_writable(output)
     if args.json:
         _check_writable(args.json)
     addon = _addon_loader.load_addon()
@@ -257,55 +339,170 @@ def run(args: Arguments) -> str:
         open_blend(args.blend)
     scene = bpy.context.scene
     assert scene is not None, "Blender always has a current scene"
-    obj = find_object(args.object, scene)
-    settings = _addon_loader.settings(obj)
-    if obj.type == "MESH" and settings.role != "CAGE" and not settings.simulate:
-        print(f"{PREFIX}: warning: {obj.name} has Simulate turned off; its frames show the rest "
-              "shape", file=sys.stderr, flush=True)
-    counts = ensure_bound(addon, obj, scene, args.rebuild)
+    objects = (scene_soft_bodies(scene) if args.all_soft_bodies
+               else [find_object(name, scene) for name in args.objects])
+    counts = {obj.name: ensure_bound(addon, obj, scene, args.rebuild) for obj in objects}
     first, last = args.frames if args.frames is not None else (scene.frame_start, scene.frame_end)
     if first > last:
         raise BatchError(f"the scene's frame range {first}-{last} is empty; pass --frames")
     simulation = _addon_loader.submodule(addon, "runtime.simulation")
+    bake = _addon_loader.submodule(addon, "runtime.bake")
     # Frames the add-on already simulated (its load handler shows the file's current frame) would
-    # make the timing meaningless: start from an empty cache. The result is the same either way.
-    simulation.free(obj)
+    # make the timing meaningless: start from empty caches. The result is the same either way.
+    for obj in objects:
+        simulation.free(obj)
+    try:
+        job = bake.BakeJob(objects, scene, first, last)
+        results = job.run(bpy.context.evaluated_depsgraph_get(), progress=_progress([o.name for o in objects]))
+    except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
+        raise BatchError(str(exc)) from exc
     with _addon_loader.handler_errors_raised():
-        seconds_per_frame = step_frames(scene, first, last)
-    problem = simulation.status(obj)
-    if problem:
-        print(f"{PREFIX}: warning: {problem}", file=sys.stderr, flush=True)
+        scene.frame_set(last)  # the saved file shows the last baked frame
+    for obj in objects:
+        problem = simulation.status(obj)
+        if problem:
+            print(f"{PREFIX}: warning: {problem}", file=sys.stderr, flush=True)
 
     try:
-        bpy.ops.wm.save_as_mainfile(filepath=args.output, copy=False)
+        bpy.ops.wm.save_as_mainfile(filepath=output, copy=False)
     except RuntimeError as exc:
-        raise BatchError(f"cannot save {args.output}: {str(exc).strip()}") from exc
+        raise BatchError(f"cannot save {output}: {str(exc).strip()}") from exc
     if args.json:
         export = _addon_loader.submodule(addon, "runtime.export")
         try:
-            export.write_seed_json(obj, args.json)
+            export.write_seed_json(objects[0], args.json)
         except OSError as exc:
             raise BatchError(f"cannot write {args.json}: {exc.strerror}") from exc
         except export.ExportError as exc:
             raise BatchError(str(exc)) from exc
 
-    build = ("kept the existing binding" if counts.build_seconds is None
-             else f"build {counts.build_seconds:.3f} s")
-    return (f"{PREFIX}: {obj.name}: {counts.vertex_count} vertices, {counts.control_point_count} "
-            f"control points, {counts.tet_count} tets, {build}, frames {first}-{last} at "
-            f"{seconds_per_frame * 1000:.1f} ms/frame; saved {args.output}"
-            + (f", {args.json}" if args.json else ""))
+    lines = []
+    saved = output + (f", {args.json}" if args.json else "")
+    for result in results:
+        c = counts[result.name]
+        build = ("kept the existing binding" if c.build_seconds is None
+                 else f"build {c.build_seconds:.3f} s")
+        lines.append(f"{PREFIX}: {result.name}: {c.vertex_count} vertices, {c.control_point_count} "
+                     f"control points, {c.tet_count} tets, {build}, frames {first}-{last} baked at "
+                     f"{result.seconds / result.info.frame_count * 1000:.1f} ms/frame "
+                     f"({result.info.nbytes / 1e6:.2f} MB); saved {saved}")
+    return "\n".join(lines)
+
+
+# --- several files -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FileOutcome:
+    blend: str
+    output: str
+    status: int  # the child's exit status
+    reason: str  # its last error line ('' on success)
+    seconds: float
+
+
+def child_command(args: Arguments, blend: str, output: str) -> list[str]:
+    """The command line that runs the single-file job on ``blend`` (same program as this one)."""
+    options: list[str] = []
+    if args.all_soft_bodies:
+        options.append("--all")
+    for name in args.objects:
+        options += ["--object", name]
+    if args.frames is not None:
+        options += ["--frames", str(args.frames[0]), str(args.frames[1])]
+    if args.rebuild:
+        options.append("--rebuild")
+    options += ["--output", output]
+    if IN_BLENDER_PROGRAM:
+        startup = ["--factory-startup"] if args.factory_startup else []
+        return [bpy.app.binary_path, "-b", *startup, blend, "--python", SCRIPT, "--", *options]
+    return [sys.executable, SCRIPT, blend, "--", *options]
+
+
+_print_lock = threading.Lock()
+
+
+def _say(line: str, error: bool = False) -> None:
+    with _print_lock:
+        print(line, file=sys.stderr if error else sys.stdout, flush=True)
+
+
+def bake_file(args: Arguments, blend: str, output: str) -> FileOutcome:
+    """Run the single-file job on ``blend`` in a child process, relaying its output."""
+    label = os.path.basename(blend)
+    t0 = time.perf_counter()
+    reason = ""
+    try:
+        proc = subprocess.Popen(child_command(args, os.path.abspath(blend), output),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace")
+    except OSError as exc:
+        return FileOutcome(blend, output, 1, f"cannot start a process: {exc.strerror}", 0.0)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        if not line.strip():
+            continue
+        if line.startswith(f"{PREFIX}: error: "):
+            reason = line.removeprefix(f"{PREFIX}: error: ")
+        elif line.startswith(f"{PREFIX}: internal error: "):
+            reason = line.removeprefix(f"{PREFIX}: ")
+        _say(f"[{label}] {line}")
+    status = proc.wait()
+    if status != 0 and not reason:
+        reason = f"the process ended with status {status} without a message"
+    if status < 0:  # killed by a signal (a crash)
+        status = 1
+    return FileOutcome(blend, output, status, reason if status else "", time.perf_counter() - t0)
+
+
+def run_many(args: Arguments) -> tuple[int, str]:
+    """Bake every file in its own process, ``args.jobs`` at a time; returns the exit status and
+    the closing line."""
+    outputs = [baked_path(b, args.output_dir) for b in args.blends]
+    if len(set(outputs)) != len(outputs):
+        raise BatchError("two input files would both be saved as the same "
+                         f"<name>{BAKED_SUFFIX}; rename one or bake them separately")
+    for path in outputs:
+        _check_writable(path)
+    _say(f"{PREFIX}: {len(args.blends)} files, {min(args.jobs, len(args.blends))} at a time")
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        outcomes = list(pool.map(lambda bo: bake_file(args, bo[0], bo[1]), zip(args.blends, outputs)))
+    failed = [o for o in outcomes if o.status != 0]
+    for o in outcomes:
+        name = os.path.basename(o.blend)
+        if o.status == 0:
+            _say(f"{PREFIX}: {name}: baked in {o.seconds:.1f} s, saved {o.output}")
+        else:
+            _say(f"{PREFIX}: {name}: failed (status {o.status}): {o.reason}", error=True)
+    summary = f"{PREFIX}: {len(outcomes)} files: {len(outcomes) - len(failed)} baked, {len(failed)} failed"
+    if not failed:
+        return 0, summary
+    return (1 if any(o.status == 1 for o in failed) else 2), summary
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the batch job; returns the exit status (see the module docstring)."""
     argv = sys.argv if argv is None else argv
-    return _addon_loader.run_cli(PREFIX, lambda: run(parse_arguments(argv, IN_BLENDER_PROGRAM)),
-                                 BatchError)
+    try:
+        args = parse_arguments(argv, IN_BLENDER_PROGRAM)
+    except BatchError as exc:
+        print(f"{PREFIX}: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    if len(args.blends) <= 1:
+        return _addon_loader.run_cli(PREFIX, lambda: run(args), BatchError)
+    statuses: list[int] = []
+
+    def many() -> str:
+        status, summary = run_many(args)
+        statuses.append(status)
+        return summary
+
+    code = _addon_loader.run_cli(PREFIX, many, BatchError)
+    return code if code != 0 else statuses[0]
 
 
 if __name__ == "__main__":
-    status = main()
+    exit_status = main()
     sys.stdout.flush()
-    if status != 0:
-        sys.exit(status)
+    if exit_status != 0:
+        sys.exit(exit_status)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from conftest import diagonal, obj_vertices
 
-from tetrig_addon.binding import bind, blend, pinned_control_points
+from tetrig_addon.binding import bind, blend, blend_matrix, pinned_control_points
 from tetrig_addon.cage import build_cage
 
 
@@ -46,3 +46,13 @@ def test_pinned_vertices_pin_all_their_control_points():
     w = np.array([[1.0, 0, 0, 0], [0.5, 0.5, 0, 0], [0.25, 0.25, 0.25, 0.25]])
     pinned = pinned_control_points(idx, w, np.array([True, True, False]), 6)
     assert pinned.tolist() == [True, True, False, False, False, False]
+
+
+def test_blend_matrix_equals_blend():
+    pts = obj_vertices("spot")
+    cage = build_cage(pts)
+    b = bind(pts, cage.control_points, cage.tets)
+    m = blend_matrix(b.control_point_indices, b.weights, cage.control_point_count)
+    q = np.random.default_rng(0).normal(size=cage.control_points.shape)
+    np.testing.assert_allclose(m @ q, blend(q, b.control_point_indices, b.weights), atol=1e-12)
+    assert not np.any(m @ np.zeros_like(q))  # zero displacement → exact zeros

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_matrix
 from scipy.spatial import cKDTree
 
 from .errors import TetRigInputError
@@ -216,3 +217,23 @@ def pinned_control_points(indices: np.ndarray, weights: np.ndarray, vertex_pinne
     pinned[np.asarray(indices)[used]] = True
     return pinned
 
+
+
+def blend_matrix(indices: np.ndarray, weights: np.ndarray, control_point_count: int) -> csr_matrix:
+    """The blend as a sparse matrix B [vertex_count, control_point_count] with B @ q = blend(q).
+
+    Built once per binding; a sparse product is several times faster than gathering
+    q[indices] every frame (measured in benchmarks/).
+
+    Args:
+        indices: int [vertex_count, 4].
+        weights: float [vertex_count, 4] (stored as float64).
+        control_point_count: Q.
+
+    Returns:
+        scipy.sparse.csr_matrix, float64, 4 entries per row (duplicate indices are summed).
+    """
+    n = indices.shape[0]
+    return csr_matrix((np.asarray(weights, dtype=np.float64).ravel(),
+                       np.asarray(indices, dtype=np.int64).ravel(), np.arange(0, 4 * n + 1, 4)),
+                      shape=(n, control_point_count))

@@ -241,6 +241,10 @@ def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1
     tets = np.asarray(tets, dtype=np.int32)
     if tets.shape[0] == 0:
         raise TetRigInputError("The cage has no tets.")
+    # A mirroring world matrix (negative scale) turns every tet inside out: orient them again.
+    inverted = tet_volumes(x0, tets) < 0.0
+    tets = tets.copy()
+    tets[inverted] = tets[inverted][:, [0, 1, 3, 2]]
     masses = lumped_masses(x0, tets, density)
     with np.errstate(divide="ignore"):
         inv = np.where(masses > 0.0, 1.0 / masses, 0.0)

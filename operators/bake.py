@@ -1,0 +1,153 @@
+"""Bake: simulate the frame range once and store the control points in the .blend."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty
+
+from ..runtime import bake, render_guard, simulation
+from ._context import OperatorResult, soft_body
+
+# Seconds of baking per timer event: short enough for Esc and the progress bar to respond.
+STEP_BUDGET_S = 0.1
+TIMER_INTERVAL_S = 0.001
+# Events that only move the view: let them through while baking.
+NAVIGATION_EVENTS = {"MIDDLEMOUSE", "WHEELUPMOUSE", "WHEELDOWNMOUSE", "TRACKPADPAN", "TRACKPADZOOM",
+                     "NDOF_MOTION", "MOUSEMOVE", "INBETWEEN_MOUSEMOVE"}
+
+
+class TETRIG_OT_bake(bpy.types.Operator):
+    """Simulate the frame range once and keep it in the .blend: playback, renders and exports then read the bake"""
+
+    bl_idname = "tetrig.bake"
+    bl_label = "Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    all_soft_bodies: BoolProperty(  # type: ignore[valid-type]
+        name="All Soft Bodies", default=False, options={"SKIP_SAVE"},
+        description="Bake every soft body of the scene, not only the active one")
+
+    _job: bake.BakeJob | None = None
+    _timer: bpy.types.Timer | None = None
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if context.scene is None or not bake.all_soft_bodies(context.scene):
+            cls.poll_message_set("The scene has no soft body to bake")
+            return False
+        return True
+
+    def _new_job(self, context: bpy.types.Context) -> bake.BakeJob | None:
+        scene = context.scene
+        obj = soft_body(context)
+        if scene is None:
+            return None
+        objects = simulation.soft_bodies(scene) if self.all_soft_bodies else ([obj] if obj is not None else [])
+        try:
+            if not objects:
+                raise bake.BakeError(bake.bakeable(context.active_object) or "No soft body to bake")
+            return bake.BakeJob(objects, scene)
+        except bake.BakeError as exc:
+            self.report({"ERROR"}, str(exc))
+            return None
+
+    def _done(self, context: bpy.types.Context, job: bake.BakeJob) -> None:
+        scene = context.scene
+        if scene is not None:
+            render_guard.ensure_lock_interface(scene)
+            simulation.update_scene(scene, context.evaluated_depsgraph_get())
+        for result in job.results:
+            print("TetRig:", result.message())
+        if len(job.results) == 1:
+            self.report({"INFO"}, job.results[0].message())
+        else:
+            seconds = sum(r.seconds for r in job.results)
+            self.report({"INFO"}, f"Baked {len(job.results)} soft bodies, frames {job.frame_start}–"
+                                  f"{job.frame_end}, in {seconds:.1f} s")
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        """Bake synchronously (background mode, scripts): progress lines on standard output."""
+        job = self._new_job(context)
+        if job is None:
+            return {"CANCELLED"}
+        wm = context.window_manager
+        printer = bake.print_progress() if bpy.app.background else None
+
+        def progress(name: str, frame: int, last: int) -> None:
+            wm.progress_update(job.frames_done)
+            if printer is not None:
+                printer(name, frame, last)
+
+        wm.progress_begin(0, job.total_frames)
+        try:
+            job.run(context.evaluated_depsgraph_get(), progress=progress)
+        except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
+            self.report({"ERROR"}, f"Bake failed: {exc}")
+            return {"CANCELLED"}
+        finally:
+            wm.progress_end()
+        self._done(context, job)
+        return {"FINISHED"}
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> OperatorResult:
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        job = self._new_job(context)
+        if job is None:
+            return {"CANCELLED"}
+        if context.screen is not None and context.screen.is_animation_playing:
+            bpy.ops.screen.animation_cancel(restore_frame=False)
+        self._job = job
+        wm = context.window_manager
+        wm.progress_begin(0, job.total_frames)
+        self._timer = wm.event_timer_add(TIMER_INTERVAL_S, window=context.window)
+        wm.modal_handler_add(self)
+        self._show_status(context)
+        return {"RUNNING_MODAL"}
+
+    def _show_status(self, context: bpy.types.Context) -> None:
+        job = self._job
+        if job is None or context.workspace is None:
+            return
+        context.workspace.status_text_set(
+            f"TetRig: baking {job.current_name or '...'}, frame {job.current_frame}/{job.frame_end} "
+            f"({job.frames_done}/{job.total_frames}) — Esc to cancel")
+
+    def _stop(self, context: bpy.types.Context) -> None:
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+
+    def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> OperatorResult:
+        job = self._job
+        if job is None:
+            self._stop(context)
+            return {"CANCELLED"}
+        if event.type == "ESC" and event.value == "PRESS":
+            self._stop(context)
+            kept = f"; {len(job.results)} finished soft bodies keep their bake" if job.results else ""
+            self.report({"WARNING"}, f"Bake cancelled at {job.current_name} frame {job.current_frame}{kept}")
+            if job.results and context.scene is not None:
+                simulation.update_scene(context.scene, context.evaluated_depsgraph_get())
+            return {"CANCELLED"}
+        if event.type == "TIMER":
+            try:
+                done = job.step(context.evaluated_depsgraph_get(), budget_s=STEP_BUDGET_S)
+            except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
+                self._stop(context)
+                self.report({"ERROR"}, f"Bake failed: {exc}")
+                return {"CANCELLED"}
+            context.window_manager.progress_update(job.frames_done)
+            if done:
+                self._stop(context)
+                self._done(context, job)
+                return {"FINISHED"}
+            self._show_status(context)
+            return {"RUNNING_MODAL"}
+        if event.type in NAVIGATION_EVENTS:
+            return {"PASS_THROUGH"}
+        return {"RUNNING_MODAL"}  # nothing else may change the scene mid-bake

@@ -1,0 +1,309 @@
+"""Baking: simulate a frame range once and keep the control points in the .blend.
+
+A bake is a stored copy of what live playback computes: the frames come from the same frame cache
+(``simulation.control_points_at``), so a baked frame shows what the live frame shows, up to the
+float32 rounding of the stored coordinates (measured: 6e-8 m on the 0.25 m Stanford bunny). Playback of a baked
+frame reads one array slice and blends it, with no simulation at all, so baked files play, render
+and export at the same speed on every machine.
+
+Outdated bakes: the bake stores the fingerprint of its inputs (``simulation.motion_key``: binding,
+object transform, settings, fps, start frame). When a setting changes afterwards, the bake is
+*outdated*: the panel and renders say so, but it **keeps playing back as baked** until it is freed
+or baked again, like a baked point cache in Blender. A render farm renders exactly what was baked;
+a stray click on a setting never changes a final render silently. Frames outside the baked range
+are simulated live, as if there were no bake.
+
+Jobs run a few frames at a time (``BakeJob.step``) so the modal operator stays responsive, or all
+at once (``BakeJob.run``) in background mode and in the batch script.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import bpy
+import numpy as np
+
+from ..tetrig_addon.fingerprint import fingerprint
+from . import bake_store, cage_object, simulation
+from .properties import object_settings, ROLE_SOURCE
+
+# Frames between progress lines of a bake run without a window.
+PROGRESS_EVERY = 10
+
+
+class BakeError(RuntimeError):
+    """A soft body cannot be baked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class BakeStatus:
+    """What the panel and the render messages show about a soft body's bake."""
+
+    info: bake_store.BakeInfo
+    outdated: bool
+
+    def describe(self) -> str:
+        return (f"frames {self.info.frame_start}–{self.info.frame_end}, "
+                f"{self.info.nbytes / 1e6:.2f} MB")
+
+
+def current_fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> str | None:
+    """Fingerprint of the current inputs of ``obj``'s motion, or ``None`` when its settings are
+    invalid (then no bake can be current)."""
+    try:
+        return fingerprint(simulation.motion_key(obj, scene, world))
+    except ValueError:
+        return None
+
+
+def status(obj: bpy.types.Object, scene: bpy.types.Scene,
+           world: np.ndarray | None = None) -> BakeStatus | None:
+    """The bake of a soft body and whether it is outdated, or ``None`` when it has no valid bake.
+
+    Args:
+        world: the object's world matrix; default ``obj.matrix_world`` (what the UI shows).
+    """
+    header = bake_store.source_bake(obj)
+    if header is None:
+        return None
+    if world is None:
+        world = np.array(obj.matrix_world, dtype=np.float64)
+    return BakeStatus(info=header, outdated=current_fingerprint(obj, scene, world) != header.fingerprint)
+
+
+def bakeable(obj: bpy.types.Object | None) -> str:
+    """Why ``obj`` cannot be baked, or '' when it can."""
+    if obj is None:
+        return "Select a TetRig soft body or its cage"
+    if obj.type != "MESH" or object_settings(obj).role != ROLE_SOURCE:
+        return f"{obj.name} is not a TetRig soft body"
+    if object_settings(obj).cage is None:
+        return f"{obj.name}: its cage object is gone; press Build Cage again"
+    if not object_settings(obj).simulate:
+        return f"{obj.name} has Simulate turned off"
+    return ""
+
+
+@dataclass
+class _ObjectBake:
+    """The bake of one object while it is being made."""
+
+    name: str
+    frame_start: int
+    frame_end: int
+    fingerprint: str = ""
+    rest_local: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3), dtype=np.float32))
+    next_frame: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class BakeResult:
+    """One finished bake."""
+
+    name: str
+    info: bake_store.BakeInfo
+    seconds: float
+
+    def message(self) -> str:
+        per_frame = self.seconds / self.info.frame_count * 1000
+        return (f"{self.name}: baked frames {self.info.frame_start}–{self.info.frame_end}, "
+                f"{self.info.control_point_count} control points, {self.info.nbytes / 1e6:.2f} MB, "
+                f"{self.seconds:.1f} s ({per_frame:.1f} ms/frame)")
+
+
+class BakeJob:
+    """Bake soft bodies of one scene over a frame range, object after object.
+
+    Holds object and scene *names*, never ``bpy`` references (the modal operator keeps a job across
+    event-loop iterations). Each object's bake is stored as soon as that object is done.
+
+    Raises (constructor):
+        BakeError: no objects, an object that cannot be baked, or an empty frame range.
+    """
+
+    def __init__(self, objects: list[bpy.types.Object], scene: bpy.types.Scene,
+                 frame_start: int | None = None, frame_end: int | None = None) -> None:
+        if not objects:
+            raise BakeError("No soft body to bake")
+        for obj in objects:
+            problem = bakeable(obj)
+            if problem:
+                raise BakeError(problem)
+        first = scene.frame_start if frame_start is None else int(frame_start)
+        last = scene.frame_end if frame_end is None else int(frame_end)
+        if last < first:
+            raise BakeError(f"The frame range {first}–{last} is empty")
+        self.scene_name = scene.name
+        self.frame_start, self.frame_end = first, last
+        self._pending = [_ObjectBake(o.name, first, last) for o in objects]
+        self._current: _ObjectBake | None = None
+        self.results: list[BakeResult] = []
+
+    @property
+    def frame_count(self) -> int:
+        return self.frame_end - self.frame_start + 1
+
+    @property
+    def total_frames(self) -> int:
+        """Frames to bake over all objects (the progress bar's range)."""
+        return self.frame_count * (len(self.results) + len(self._pending) + (self._current is not None))
+
+    @property
+    def frames_done(self) -> int:
+        current = 0 if self._current is None else self._current.next_frame - self.frame_start
+        return self.frame_count * len(self.results) + current
+
+    @property
+    def current_name(self) -> str:
+        return self._current.name if self._current is not None else ""
+
+    @property
+    def current_frame(self) -> int:
+        return self._current.next_frame if self._current is not None else self.frame_start
+
+    @property
+    def done(self) -> bool:
+        return self._current is None and not self._pending
+
+    def _scene(self) -> bpy.types.Scene:
+        scene = bpy.data.scenes.get(self.scene_name)
+        if scene is None:
+            raise BakeError(f"The scene {self.scene_name!r} is gone")
+        return scene
+
+    def _object(self, name: str) -> bpy.types.Object:
+        obj = bpy.data.objects.get(name)
+        problem = bakeable(obj) if obj is not None else f"{name} is gone"
+        if obj is None or problem:
+            raise BakeError(problem)
+        return obj
+
+    def _begin(self, job: _ObjectBake, depsgraph: bpy.types.Depsgraph) -> None:
+        obj, scene = self._object(job.name), self._scene()
+        world = simulation.world_matrix(obj, depsgraph)
+        simulation.prepare(obj, scene, world)  # raises StaleBindingError on a stale binding
+        job.fingerprint = fingerprint(simulation.motion_key(obj, scene, world))
+        cage_data = cage_object.read(object_settings(obj).cage)
+        if cage_data is None:
+            raise simulation.StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
+        job.rest_local = cage_data[0]
+        job.positions = np.empty((self.frame_count, job.rest_local.shape[0], 3), dtype=np.float32)
+        job.next_frame = self.frame_start
+
+    def _finish(self, job: _ObjectBake) -> None:
+        obj = self._object(job.name)
+        settings = object_settings(obj)
+        header = bake_store.BakeInfo(frame_start=job.frame_start, frame_end=job.frame_end,
+                                     control_point_count=job.positions.shape[1],
+                                     bind_id=settings.bind_id, fingerprint=job.fingerprint)
+        bake_store.write(settings.cage, header, job.positions)
+        self.results.append(BakeResult(job.name, header, job.seconds))
+
+    def step(self, depsgraph: bpy.types.Depsgraph, budget_s: float = 0.1,
+             progress: Callable[[str, int, int], None] | None = None) -> bool:
+        """Bake frames for about ``budget_s`` seconds (at least one frame); returns ``done``.
+
+        Args:
+            progress: called as ``progress(name, frame, last_frame)`` after every frame.
+
+        Raises:
+            BakeError: an object or the scene went away, or an object's inputs changed mid-bake.
+            simulation.StaleBindingError: a binding no longer matches its mesh.
+            ValueError: invalid settings (``TetRigInputError``).
+        """
+        t_end = time.perf_counter() + budget_s
+        scene = self._scene()
+        while not self.done:
+            if self._current is None:
+                self._current = self._pending.pop(0)
+                self._begin(self._current, depsgraph)
+            job = self._current
+            obj = self._object(job.name)
+            world = simulation.world_matrix(obj, depsgraph)
+            if fingerprint(simulation.motion_key(obj, scene, world)) != job.fingerprint:
+                raise BakeError(f"{obj.name}: its settings changed while baking; bake again")
+            prepared = simulation.prepare(obj, scene, world)
+            while job.next_frame <= job.frame_end:
+                t0 = time.perf_counter()
+                positions = simulation.control_points_at(obj, scene, job.next_frame, depsgraph)
+                local = job.rest_local + simulation.local_displacements(prepared, positions)
+                job.positions[job.next_frame - job.frame_start] = local
+                job.seconds += time.perf_counter() - t0
+                if progress is not None:
+                    progress(job.name, job.next_frame, job.frame_end)
+                job.next_frame += 1
+                if time.perf_counter() >= t_end:
+                    break
+            if job.next_frame > job.frame_end:
+                self._finish(job)
+                self._current = None
+            if time.perf_counter() >= t_end:
+                break
+        return self.done
+
+    def run(self, depsgraph: bpy.types.Depsgraph,
+            progress: Callable[[str, int, int], None] | None = None) -> list[BakeResult]:
+        """Bake everything now; returns one result per object (see ``step`` for the errors)."""
+        while not self.step(depsgraph, budget_s=float("inf"), progress=progress):
+            pass
+        return self.results
+
+
+def print_progress(prefix: str = "TetRig bake") -> Callable[[str, int, int], None]:
+    """A ``progress`` callback that prints ``<prefix>: <name> frame 40/120`` every
+    ``PROGRESS_EVERY`` frames and at the last frame."""
+    counts: dict[str, int] = {}
+
+    def report(name: str, frame: int, last: int) -> None:
+        counts[name] = counts.get(name, 0) + 1
+        if counts[name] % PROGRESS_EVERY == 0 or frame == last:
+            print(f"{prefix}: {name} frame {frame}/{last}", flush=True)
+
+    return report
+
+
+def all_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """The scene's soft bodies, Simulate on or off (``simulation.soft_bodies`` has only "on")."""
+    return [o for o in scene.objects if o.type == "MESH" and object_settings(o).role == ROLE_SOURCE]
+
+
+def baked_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """The scene's soft bodies (Simulate on or off) that have a bake."""
+    return [o for o in all_soft_bodies(scene) if bake_store.source_bake(o) is not None]
+
+
+def free(obj: bpy.types.Object) -> bool:
+    """Remove the bake of a soft body; returns whether there was one. Later frames are live."""
+    return bake_store.clear(object_settings(obj).cage)
+
+
+def playback_control_points(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
+                            frame_start: int, frame_end: int) -> np.ndarray:
+    """The control points playback shows over a frame range: baked frames from the bake, the others
+    simulated live (as ``simulation.update_object`` does).
+
+    Returns:
+        float64 [frame_count, Q, 3], object space.
+
+    Raises:
+        simulation.StaleBindingError, ValueError: as live playback.
+    """
+    world = simulation.world_matrix(obj, depsgraph)
+    prepared = simulation.prepare(obj, scene, world)
+    cage_data = cage_object.read(object_settings(obj).cage)
+    if cage_data is None:
+        raise simulation.StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
+    rest_local = cage_data[0]
+    out = np.empty((frame_end - frame_start + 1, rest_local.shape[0], 3))
+    for i, frame in enumerate(range(frame_start, frame_end + 1)):
+        baked = bake_store.baked_displacements(obj, frame)
+        if baked is None:
+            positions = simulation.control_points_at(obj, scene, frame, depsgraph)
+            baked = simulation.local_displacements(prepared, positions)
+        out[i] = rest_local + baked
+    return out

@@ -1,0 +1,141 @@
+"""``blender -b scene.blend -a`` and an F12 animation render in the UI, with the real Blender 4.3
+binary (../shared/tools/real-blender): every frame renders, nothing simulates off the main thread,
+motion-blur subframes never advance the simulation, and each rendered frame shows the simulated
+deformation.
+
+The scene is made inside Blender 4.3 itself (tests/real_blender/make_scene.py): an unbaked ico
+sphere and a baked Suzanne falling on a floor, Cycles 160×120 with motion blur, frames 1–12.
+Not part of ``make test`` (CI has no display and may have no real-Blender root): run it on
+purpose with ``make real-blender-check``, which sets the root up first (../shared/tools/real-blender).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+
+RUN = REPO.parent / "shared" / "tools" / "real-blender" / "run.sh"
+ROOT = Path(os.environ.get("REAL_BLENDER_ROOT", "/opt/real-blender"))
+TIMEOUT_S = 600
+FRAMES = 12
+
+if not (RUN.is_file() and (ROOT / "usr" / "bin" / "blender").is_file()):
+    raise RuntimeError("the real Blender 4.3 root is missing: run ../shared/tools/real-blender/setup.sh")
+
+
+def blender(*args: str, gui: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run the real ``blender`` from the repository (run.sh makes it and /tmp visible); with
+    ``gui`` in a window on a virtual screen."""
+    env = {**os.environ, "GUI": "1" if gui else "0"}
+    proc = subprocess.run([str(RUN), *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S,
+                          env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+def pixels(path: Path) -> np.ndarray:
+    import bpy
+
+    image = bpy.data.images.load(str(path))
+    try:
+        out = np.empty(image.size[0] * image.size[1] * image.channels, np.float32)
+        image.pixels.foreach_get(out)
+    finally:
+        bpy.data.images.remove(image)
+    return out
+
+
+@pytest.fixture(scope="module")
+def scene_blend(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test scene, made by Blender 4.3 (see tests/real_blender/make_scene.py)."""
+    folder = tmp_path_factory.mktemp("real_blender")
+    blender("-b", "--factory-startup", "--python", "tests/real_blender/make_scene.py", "--", str(folder))
+    return folder / "scene.blend"
+
+
+def test_background_animation_render(scene_blend: Path) -> None:
+    import json
+
+    folder = scene_blend.parent
+    # -a after --python: Blender handles its arguments in order
+    anim = blender("-b", str(scene_blend), "--python", "scripts/load_addon.py",
+                   "--python", "tests/real_blender/render_probe.py", "-a")
+    assert "TetRig: rendering Live live (not baked)" in anim.stdout
+    assert "TetRig: rendering Baked from its bake (frames 1–12)" in anim.stdout
+    frames = [folder / f"frame_{f:04d}.png" for f in range(1, FRAMES + 1)]
+    assert all(p.is_file() for p in frames)
+    probe = json.loads((folder / "probe.json").read_text())
+    assert probe["completed"]
+    calls = probe["frame_changes"]
+    assert all(mode == "RENDER" and main for _, _, mode, main in calls)
+    assert {sub for _, sub, _, _ in calls} == {0.0, 0.25, 0.75}  # motion-blur subframes ran
+    assert max(frame for frame, _, _, _ in calls) == FRAMES
+    # The live sphere stepped once per frame after the first, in the main thread; subframes
+    # added no step and the baked Suzanne none at all.
+    assert probe["steps_in_main_thread"] == [True] * (FRAMES - 1)
+
+    images = [pixels(p) for p in frames]
+    for a, b in zip(images, images[1:]):
+        assert np.abs(a - b).max() > 0.1  # every frame shows the bodies moved
+    # Frame 12 rendered cold (-f 12: nothing simulated before it) is the same picture...
+    blender("-b", str(scene_blend), "--python", "scripts/load_addon.py", "-o", str(folder / "still_####"),
+            "-f", str(FRAMES))
+    still = pixels(folder / f"still_{FRAMES:04d}.png")
+    assert np.array_equal(still, images[-1])
+    # ...and without the add-on the file renders the rest shape, as frame 1 does.
+    blender("-b", str(scene_blend), "-o", str(folder / "rest_####"), "-f", str(FRAMES))
+    rest = pixels(folder / f"rest_{FRAMES:04d}.png")
+    assert np.array_equal(rest, images[0]) and np.abs(rest - images[-1]).max() > 0.1
+
+
+@pytest.mark.skipif(not (ROOT / "usr" / "bin" / "xvfb-run").is_file(), reason="no xvfb-run in the root")
+def test_ui_animation_render_simulates_in_the_main_thread_only(scene_blend: Path) -> None:
+    """F12-style render job: the frame handler runs in the render thread, the solver never does."""
+    import json
+
+    folder = scene_blend.parent
+    ui = folder / "ui"
+    ui.mkdir()
+    # the same scene, rendering into its own folder
+    blender("-b", str(scene_blend), "--python-expr",
+            "import bpy; bpy.context.scene.render.filepath = " + repr(str(ui / "frame_####"))
+            + "; bpy.ops.wm.save_as_mainfile(filepath=" + repr(str(ui / "scene.blend")) + ")")
+    blender(str(ui / "scene.blend"), "--python", "scripts/load_addon.py",
+            "--python", "tests/real_blender/ui_render.py", gui=True)
+    probe = json.loads((ui / "ui_probe.json").read_text())
+    assert probe["completed"] and probe["lock_interface"]
+    render_calls = [c for c in probe["frame_changes"] if c[2] == "RENDER"]
+    assert render_calls and not any(main for _, _, _, main in render_calls)  # the render thread
+    assert probe["steps_in_main_thread"] == [True] * (FRAMES - 1)
+    # after the job the viewport is back at frame 1, showing the rest shape again
+    assert probe["after"] == {"frame": 1, "max_abs_offset_live": 0.0}
+    # what the render thread got from the main thread is what -b -f 12 renders
+    blender("-b", str(scene_blend), "--python", "scripts/load_addon.py", "-o", str(ui / "still_####"),
+            "-f", str(FRAMES))
+    assert np.array_equal(pixels(ui / f"frame_{FRAMES:04d}.png"), pixels(ui / f"still_{FRAMES:04d}.png"))
+
+
+@pytest.mark.skipif(not (ROOT / "usr" / "bin" / "xvfb-run").is_file(), reason="no xvfb-run in the root")
+def test_ui_bake_is_modal_shows_progress_and_esc_cancels(scene_blend: Path) -> None:
+    """Bake invoked in a window runs modally; Esc stops it and stores nothing; a second Bake
+    finishes and stores frames 1-160 (tests/real_blender/ui_bake.py drives it with xdotool)."""
+    import json
+
+    folder = scene_blend.parent / "ui_bake"
+    folder.mkdir()
+    blender("-b", str(scene_blend), "--python-expr",
+            "import bpy; bpy.ops.wm.save_as_mainfile(filepath=" + repr(str(folder / "scene.blend")) + ")")
+    blender(str(folder / "scene.blend"), "--python", "scripts/load_addon.py",
+            "--python", "tests/real_blender/ui_bake.py", gui=True)
+    events = {e[0]: e for e in json.loads((folder / "ui_bake.json").read_text())["events"]}
+    assert events["first"][2] == ["RUNNING_MODAL"]
+    assert events["before escape"][2:] == [None, "modal", ["TETRIG_OT_bake"]]  # baking, nothing stored yet
+    assert events["after escape"][2:] == [None, "modal", []]  # cancelled: nothing stored
+    assert events["after second"][2:] == [[1, 160], "modal", []]

@@ -1,0 +1,95 @@
+"""Bad input in real Blender: refused with one clear message and no change, or handled."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from blender_helpers import attribute_snapshot, evaluated_positions, rest_positions
+
+
+@pytest.fixture()
+def bpy(scene):
+    import bpy as _bpy
+
+    return _bpy
+
+
+def test_shared_mesh_is_refused(bpy, addon):
+    bpy.ops.mesh.primitive_monkey_add()
+    first = bpy.context.active_object
+    second = first.copy()  # a linked duplicate: same mesh
+    bpy.context.collection.objects.link(second)
+    before = attribute_snapshot(first.data)
+    with pytest.raises(RuntimeError, match="shared by 2 objects"):
+        bpy.ops.tetrig.build_cage()
+    assert attribute_snapshot(first.data).keys() == before.keys()
+    assert len(bpy.data.objects) == 2 and len(first.modifiers) == 0
+
+
+def test_flat_plane_is_thickened_and_simulates(bpy, addon):
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=8, y_subdivisions=8, size=2, location=(0, 0, 1))
+    obj = bpy.context.active_object
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    bpy.context.scene.frame_set(6)
+    moved = evaluated_positions(obj) - rest_positions(obj)
+    assert np.all(np.isfinite(moved)) and moved[:, 2].max() < -0.05  # it falls
+
+
+@pytest.mark.parametrize("scale", [(1e-4, 1e-4, 1e-4), (1e4, 1e4, 1e4), (-1.0, 1.0, 1.0), (2.0, 0.5, 1.0)])
+def test_tiny_huge_negative_and_nonuniform_scale(bpy, addon, scale):
+    bpy.ops.mesh.primitive_monkey_add()
+    obj = bpy.context.active_object
+    obj.scale = scale
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    sc = bpy.context.scene
+    for f in range(1, 9):
+        sc.frame_set(f)
+    pos = evaluated_positions(obj)
+    assert np.all(np.isfinite(pos))
+    # free fall for 7 frames: world z drops by about ½·g·t², whatever the scale
+    m = np.array(obj.matrix_world)
+    drop = (rest_positions(obj) @ m[:3, :3].T - pos @ m[:3, :3].T)[:, 2].mean()
+    t = 7 / 24
+    assert drop == pytest.approx(0.5 * 9.81 * t * t, rel=0.1)
+    from tetrig.runtime import simulation
+    assert simulation.status(obj) == ""
+
+
+def test_deleting_the_cage_while_playing_is_reported_not_fatal(bpy, addon):
+    bpy.ops.mesh.primitive_monkey_add()
+    obj = bpy.context.active_object
+    bpy.ops.tetrig.build_cage()
+    bpy.context.scene.frame_set(3)
+    bpy.data.objects.remove(obj.tetrig.cage, do_unlink=True)
+    bpy.context.scene.frame_set(4)
+    from tetrig.runtime import simulation
+    assert "cage object is gone" in simulation.status(obj)
+    assert np.array_equal(evaluated_positions(obj), rest_positions(obj))  # rest, not a stale frame
+
+
+def test_deleting_the_source_while_playing_leaves_the_handler_working(bpy, addon):
+    bpy.ops.mesh.primitive_monkey_add()
+    obj = bpy.context.active_object
+    bpy.ops.tetrig.build_cage()
+    bpy.ops.mesh.primitive_cube_add(location=(3, 0, 2))
+    other = bpy.context.active_object
+    bpy.ops.tetrig.build_cage()
+    bpy.context.scene.frame_set(3)
+    bpy.data.objects.remove(obj, do_unlink=True)
+    bpy.context.scene.frame_set(6)  # the other soft body still simulates
+    assert (evaluated_positions(other) - rest_positions(other))[:, 2].max() < -0.05
+
+
+def test_mesh_with_shape_keys_and_armature(bpy, addon):
+    bpy.ops.object.armature_add(location=(0, 0, 0))
+    arm = bpy.context.active_object
+    bpy.ops.mesh.primitive_monkey_add()
+    obj = bpy.context.active_object
+    obj.shape_key_add(name="Basis")
+    obj.shape_key_add(name="Key").value = 0.5
+    mod = obj.modifiers.new("Armature", "ARMATURE")
+    mod.object = arm
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    assert [m.name for m in obj.modifiers] == ["TetRig", "Armature"]
+    bpy.context.scene.frame_set(5)
+    assert np.all(np.isfinite(evaluated_positions(obj)))
