@@ -21,3 +21,15 @@ def soft_body(context: bpy.types.Context) -> bpy.types.Object | None:
     if object_settings(obj).role == ROLE_CAGE:
         obj = object_settings(obj).source
     return obj if obj is not None and object_settings(obj).role == ROLE_SOURCE else None
+
+
+class SoftBodyOperator(bpy.types.Operator):
+    """Base of the operators that act on a soft body (not registered itself): they run when the
+    active object is a soft body or its cage."""
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if soft_body(context) is None:
+            cls.poll_message_set("Select a TetRig soft body or its cage")
+            return False
+        return True

@@ -6,10 +6,10 @@ import bpy
 from bpy_extras.io_utils import ExportHelper
 
 from ..runtime import export
-from ._context import OperatorResult, soft_body
+from ._context import OperatorResult, SoftBodyOperator, soft_body
 
 
-class TETRIG_OT_export_json(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
+class TETRIG_OT_export_json(SoftBodyOperator, ExportHelper):  # type: ignore[misc]
     """Write the cage and binding in the seed's JSON format (bones_rest, tets, vertex_bones, weights)"""
 
     bl_idname = "tetrig.export_json"
@@ -18,13 +18,6 @@ class TETRIG_OT_export_json(bpy.types.Operator, ExportHelper):  # type: ignore[m
 
     filename_ext = ".json"
     filter_glob: bpy.props.StringProperty(default="*.json", options={"HIDDEN"})  # type: ignore[valid-type]
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        if soft_body(context) is None:
-            cls.poll_message_set("Select a TetRig soft body or its cage")
-            return False
-        return True
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:
         obj = soft_body(context)

@@ -7,10 +7,10 @@ from bpy_extras.io_utils import ExportHelper
 
 from ..tetrig_addon.errors import TetRigInputError
 from ..runtime import animation_export, simulation
-from ._context import OperatorResult, soft_body
+from ._context import OperatorResult, SoftBodyOperator, soft_body
 
 
-class TETRIG_OT_export_pc2(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
+class TETRIG_OT_export_pc2(SoftBodyOperator, ExportHelper):  # type: ignore[misc]
     """Write the vertex positions of every frame as a PC2 point cache, for the Mesh Cache modifier and other programs"""
 
     bl_idname = "tetrig.export_pc2"
@@ -19,13 +19,6 @@ class TETRIG_OT_export_pc2(bpy.types.Operator, ExportHelper):  # type: ignore[mi
 
     filename_ext = ".pc2"
     filter_glob: bpy.props.StringProperty(default="*.pc2", options={"HIDDEN"})  # type: ignore[valid-type]
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        if soft_body(context) is None:
-            cls.poll_message_set("Select a TetRig soft body or its cage")
-            return False
-        return True
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:
         obj, scene = soft_body(context), context.scene

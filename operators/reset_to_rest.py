@@ -5,22 +5,15 @@ from __future__ import annotations
 import bpy
 
 from ..runtime import simulation
-from ._context import OperatorResult, soft_body
+from ._context import OperatorResult, SoftBodyOperator, soft_body
 
 
-class TETRIG_OT_reset_to_rest(bpy.types.Operator):
+class TETRIG_OT_reset_to_rest(SoftBodyOperator):
     """Go to the start frame and show the rest shape, dropping every cached frame of this soft body"""
 
     bl_idname = "tetrig.reset_to_rest"
     bl_label = "Reset to Rest"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        if soft_body(context) is None:
-            cls.poll_message_set("Select a TetRig soft body or its cage")
-            return False
-        return True
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:
         obj = soft_body(context)
