@@ -64,13 +64,16 @@ def status(obj: bpy.types.Object, scene: bpy.types.Scene,
     """The bake of a soft body and whether it is outdated, or ``None`` when it has no valid bake.
 
     Args:
-        world: the object's world matrix; default ``obj.matrix_world`` (what the UI shows).
+        world: the object's start-frame world matrix; default the one last recorded.
     """
     header = bake_store.source_bake(obj)
     if header is None:
         return None
-    if world is None:
-        world = np.array(obj.matrix_world, dtype=np.float64)
+    if world is None:  # the pose the simulation rests in (see simulation.rest_world_matrix)
+        settings = object_settings(obj)
+        animated = settings.has_rest_matrix and simulation.transform_animated(obj)
+        world = (np.array(settings.rest_matrix, dtype=np.float64).reshape(4, 4) if animated
+                 else np.array(obj.matrix_world, dtype=np.float64))
     return BakeStatus(info=header, outdated=current_fingerprint(obj, scene, world) != header.fingerprint)
 
 
@@ -185,7 +188,7 @@ class BakeJob:
 
     def _begin(self, job: _ObjectBake, depsgraph: bpy.types.Depsgraph) -> None:
         obj, scene = self._object(job.name), self._scene()
-        world = simulation.world_matrix(obj, depsgraph)
+        world = simulation.rest_world_matrix(obj, depsgraph)
         simulation.prepare(obj, scene, world)  # raises StaleBindingError on a stale binding
         job.fingerprint = fingerprint(simulation.motion_key(obj, scene, world))
         cage_data = cage_object.read(object_settings(obj).cage)
@@ -224,7 +227,7 @@ class BakeJob:
                 self._begin(self._current, depsgraph)
             job = self._current
             obj = self._object(job.name)
-            world = simulation.world_matrix(obj, depsgraph)
+            world = simulation.rest_world_matrix(obj, depsgraph)
             if fingerprint(simulation.motion_key(obj, scene, world)) != job.fingerprint:
                 raise BakeError(f"{obj.name}: its settings changed while baking; bake again")
             prepared = simulation.prepare(obj, scene, world)
@@ -293,7 +296,7 @@ def playback_control_points(obj: bpy.types.Object, scene: bpy.types.Scene, depsg
     Raises:
         simulation.StaleBindingError, ValueError: as live playback.
     """
-    world = simulation.world_matrix(obj, depsgraph)
+    world = simulation.rest_world_matrix(obj, depsgraph)
     prepared = simulation.prepare(obj, scene, world)
     cage_data = cage_object.read(object_settings(obj).cage)
     if cage_data is None:

@@ -7,7 +7,8 @@ cage; the cage object holds a pointer back. Lengths use Blender's unit system (s
 from __future__ import annotations
 
 import bpy
-from bpy.props import (BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty,
+from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty,
+                       PointerProperty,
                        StringProperty)
 
 from ..tetrig_addon import cage as engine_cage
@@ -32,6 +33,10 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     bind_id: StringProperty(  # type: ignore[valid-type]
         name="Binding ID", description="Changes at every Build Cage; tells caches apart")
     bound_vertex_count: IntProperty(name="Vertices", default=0)  # type: ignore[valid-type]
+    rest_matrix: FloatVectorProperty(  # type: ignore[valid-type]
+        name="Rest Matrix", size=16, default=[1.0 if i % 5 == 0 else 0.0 for i in range(16)],
+        description="World matrix at the start frame, the pose the cage simulates in")
+    has_rest_matrix: BoolProperty(default=False)  # type: ignore[valid-type]
     outside_count: IntProperty(  # type: ignore[valid-type]
         name="Outside", default=0,
         description="Vertices found in no tet at bind time, bound to their nearest tet")

@@ -79,6 +79,7 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     settings.role = ROLE_SOURCE
     settings.cage = cage_obj
     settings.bind_id = uuid.uuid4().hex
+    settings.has_rest_matrix = False  # the next evaluation records the pose
     settings.bound_vertex_count = binding.vertex_count
     settings.outside_count = binding.outside_count
     simulation.free(obj)
@@ -91,7 +92,9 @@ def remove(obj: bpy.types.Object, keep_settings: bool = False) -> None:
     data was never written, so it is back to exactly what it was."""
     settings = object_settings(obj)
     cage = settings.cage
-    if cage is not None:
+    # A duplicate of a soft body points at the original's cage: never delete a cage owned by
+    # another object (it would take that object's bake with it).
+    if cage is not None and object_settings(cage).source == obj:
         cage_object.remove(cage)
     offset_modifier.remove(obj)
     binding_store.clear(mesh_io.mesh_of(obj))

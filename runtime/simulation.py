@@ -85,17 +85,47 @@ def _model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
             cage.session_uid if cage is not None else None)
 
 
-def world_matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
-    """The object's evaluated world matrix, float64 [4, 4]. Read from the depsgraph: right after a
-    file load the original object's ``matrix_world`` is not computed yet."""
-    return np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+def transform_animated(obj: bpy.types.Object) -> bool:
+    """Whether the world matrix of ``obj`` can change with the frame: an action, drivers or
+    constraints on the object or any parent. A static object's current matrix is its rest pose."""
+    node: bpy.types.Object | None = obj
+    while node is not None:
+        anim = node.animation_data
+        if node.constraints or (anim is not None and (anim.action is not None or len(anim.drivers))):
+            return True
+        node = node.parent
+    return False
+
+
+def rest_world_matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+    """The object's world matrix at the start frame, float64 [4, 4]: the pose the simulation rests in.
+
+    The cage simulates in the start-frame pose, and the mesh shows the result in object space, so
+    an animated transform carries the soft body along rigidly and never invalidates the frame
+    cache (following the animation with inertia is the job of goals). The matrix is read from the
+    depsgraph (right after a file load the original object's ``matrix_world`` is not computed yet).
+    A static object's current matrix is its rest pose (moving it moves the rest pose); an animated
+    one's is remembered in ``Object.tetrig.rest_matrix`` whenever the scene is at or before its
+    start frame, so that later frames, reached in any order, use the same one.
+    """
+    current = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+    settings = object_settings(obj)
+    scene = depsgraph.scene
+    stored = np.array(settings.rest_matrix, dtype=np.float64).reshape(4, 4)
+    at_start = scene is None or scene.frame_current <= scene.frame_start
+    if at_start or not settings.has_rest_matrix or not transform_animated(obj):
+        if not settings.has_rest_matrix or not np.array_equal(stored, current):
+            settings.rest_matrix = current.ravel().tolist()
+            settings.has_rest_matrix = True
+        return current
+    return stored
 
 
 def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> Prepared:
     """Build (or reuse) the simulation model of a bound object.
 
     Args:
-        world: float64 [4, 4], the object's world matrix (see ``world_matrix``).
+        world: float64 [4, 4], the object's world matrix (see ``rest_world_matrix``).
 
     Raises:
         StaleBindingError: the cage is gone or edited, or the mesh changed since binding.
@@ -107,6 +137,11 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     cage = object_settings(obj).cage
     if cage is None or cage.type != "MESH":
         raise StaleBindingError(f"{obj.name}: its cage object is gone; press Build Cage again.")
+    owner = object_settings(cage).source
+    if owner != obj:
+        raise StaleBindingError(
+            f"{obj.name} is a copy of {owner.name if owner else 'another soft body'} and shares its "
+            "cage; press Build Cage to give it its own.")
     cage_data = cage_object.read(cage)
     if cage_data is None:
         raise StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
@@ -147,7 +182,7 @@ def frame_dt(scene: bpy.types.Scene) -> float:
 def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
                       depsgraph: bpy.types.Depsgraph) -> np.ndarray:
     """Simulated control points at ``frame``: float64 [Q, 3] [m], world space × unit scale."""
-    prepared = prepare(obj, scene, world_matrix(obj, depsgraph))
+    prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
     dt = frame_dt(scene)
     key = (prepared.key, settings, dt, scene.frame_start)
@@ -195,7 +230,7 @@ def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
     it is outdated, also after the file is reopened. Keep it in step with ``_model_key``.
 
     Args:
-        world: float64 [4, 4], the object's world matrix (see ``world_matrix``).
+        world: float64 [4, 4], the object's world matrix (see ``rest_world_matrix``).
     """
     s = object_settings(obj)
     return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, scene.unit_settings.scale_length,
@@ -206,7 +241,7 @@ def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
                   depsgraph: bpy.types.Depsgraph) -> None:
     """Show the state of ``obj`` at ``frame``: its bake when the cage holds one for that frame
     (no simulation), else the simulated state (rest at or before the start frame)."""
-    prepared = prepare(obj, scene, world_matrix(obj, depsgraph))
+    prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     baked = bake_store.baked_displacements(obj, frame)
     if baked is not None:
         write_back(obj, baked)

@@ -93,3 +93,66 @@ def test_mesh_with_shape_keys_and_armature(bpy, addon):
     assert [m.name for m in obj.modifiers] == ["TetRig", "Armature"]
     bpy.context.scene.frame_set(5)
     assert np.all(np.isfinite(evaluated_positions(obj)))
+
+
+def test_a_duplicate_never_destroys_the_original_cage(bpy, addon):
+    bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 2))
+    original = bpy.context.active_object
+    bpy.ops.tetrig.build_cage()
+    cage = original.tetrig.cage
+    bpy.ops.object.duplicate()  # Shift+D: copies the object and its settings, cage pointer included
+    copy = bpy.context.active_object
+    assert copy != original and copy.tetrig.cage == cage
+    bpy.context.scene.frame_set(4)
+    from tetrig.runtime import simulation
+    assert "shares its cage" in simulation.status(copy)
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}  # the copy gets its own cage
+    assert copy.tetrig.cage != cage and original.tetrig.cage == cage and cage.name in bpy.data.objects
+    bpy.context.view_layer.objects.active = copy
+    assert bpy.ops.tetrig.remove() == {"FINISHED"}
+    assert cage.name in bpy.data.objects  # still the original's
+    bpy.context.scene.frame_set(8)
+    assert (evaluated_positions(original) - rest_positions(original))[:, 2].max() < -0.05
+
+
+def test_an_animated_object_does_not_resimulate_every_frame(bpy, addon):
+    bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 2))
+    obj = bpy.context.active_object
+    obj.keyframe_insert("location", frame=1)
+    obj.location.x = 6.0
+    obj.keyframe_insert("location", frame=48)
+    bpy.ops.tetrig.build_cage()
+    sc = bpy.context.scene
+    from tetrig.tetrig_addon import solver
+    calls = []
+    real_step = solver.step
+    solver.step = lambda *a, **k: calls.append(1) or real_step(*a, **k)
+    try:
+        for f in range(1, 25):
+            sc.frame_set(f)
+    finally:
+        solver.step = real_step
+    assert len(calls) == 23  # one step per new frame, not a replay from the start each time
+    played = evaluated_positions(obj)
+    from tetrig.runtime import simulation
+    simulation.free()
+    sc.frame_set(24)  # a cold jump gives the same frame
+    np.testing.assert_allclose(evaluated_positions(obj), played, atol=1e-6)
+
+
+def test_baking_an_animated_object_is_not_reported_outdated(bpy, addon):
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, location=(0, 0, 2))
+    obj = bpy.context.active_object
+    obj.keyframe_insert("location", frame=1)
+    obj.location.x = 3.0
+    obj.keyframe_insert("location", frame=12)
+    obj.tetrig.resolution = 4
+    bpy.ops.tetrig.build_cage()
+    sc = bpy.context.scene
+    sc.frame_end = 12
+    sc.frame_set(1)
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    from tetrig.runtime import bake
+    for f in (1, 6, 12):
+        sc.frame_set(f)
+        assert not bake.status(obj, sc).outdated, f

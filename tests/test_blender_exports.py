@@ -194,7 +194,7 @@ def test_the_bake_fingerprint_follows_the_frame_cache_key(bpy, addon):
     obj = ball(bpy)
     scene = bpy.context.scene
     scene.frame_set(3)
-    world = simulation.world_matrix(obj, bpy.context.evaluated_depsgraph_get())
+    world = simulation.rest_world_matrix(obj, bpy.context.evaluated_depsgraph_get())
     cache_key = simulation._caches[obj.session_uid].key
     model_key = cache_key[0]
     assert model_key == simulation._model_key(obj, scene, world)
