@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import bpy
 
 from ..runtime.mesh_io import mesh_of
@@ -16,6 +18,10 @@ def _target(context: bpy.types.Context) -> bpy.types.Object | None:
     if obj is not None and object_settings(obj).role == ROLE_CAGE and object_settings(obj).source is not None:
         return object_settings(obj).source
     return obj if obj is not None and obj.type == "MESH" else None
+
+
+# Characters per line of a wrapped warning in the sidebar at its default width.
+WARNING_WRAP = 36
 
 
 class TetRigPanel(bpy.types.Panel):
@@ -53,8 +59,10 @@ class TETRIG_PT_main(TetRigPanel):
                            + (f", {s.outside_count} to nearest tet" if s.outside_count else ""),
                       icon="VERTEXSEL")
             warning = simulation.status(obj)
-            if warning:
-                box.label(text=warning, icon="ERROR")
+            if warning:  # the sidebar is narrow: wrap rather than cut off the message
+                col = box.column(align=True)
+                for i, line in enumerate(textwrap.wrap(warning, WARNING_WRAP)):
+                    col.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
 
 
 class TETRIG_PT_simulation(TetRigPanel):

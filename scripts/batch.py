@@ -206,6 +206,25 @@ def _check_writable(path: str) -> None:
         raise BatchError(f"cannot write into {parent}: permission denied")
 
 
+def check_blend(path: str) -> str:
+    """Why ``path`` is not a readable .blend file, or '' when it looks like one.
+
+    Checked before Blender opens the file: the ``blender`` program itself exits with status 1 and
+    its own message on a missing or foreign file, before any script runs.
+    """
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        return f"no such .blend file: {path}"
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(len(BLEND_MAGIC))
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    if not magic.startswith((BLEND_MAGIC, GZIP_MAGIC, ZSTD_MAGIC)):
+        return f"{path} is not a .blend file"
+    return ""
+
+
 def open_blend(path: str) -> None:
     """Open a .blend file.
 
@@ -213,15 +232,9 @@ def open_blend(path: str) -> None:
         BatchError: no such file, or Blender cannot read it.
     """
     path = os.path.abspath(path)
-    if not os.path.isfile(path):
-        raise BatchError(f"no such .blend file: {path}")
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(len(BLEND_MAGIC))
-    except OSError as exc:
-        raise BatchError(f"cannot read {path}: {exc.strerror}") from exc
-    if not magic.startswith((BLEND_MAGIC, GZIP_MAGIC, ZSTD_MAGIC)):
-        raise BatchError(f"{path} is not a .blend file")
+    problem = check_blend(path)
+    if problem:
+        raise BatchError(problem)
     try:
         bpy.ops.wm.open_mainfile(filepath=path)
     except RuntimeError as exc:
@@ -429,6 +442,9 @@ def _say(line: str, error: bool = False) -> None:
 def bake_file(args: Arguments, blend: str, output: str) -> FileOutcome:
     """Run the single-file job on ``blend`` in a child process, relaying its output."""
     label = os.path.basename(blend)
+    problem = check_blend(blend)
+    if problem:  # a child blender would die on it with its own message and status 1
+        return FileOutcome(blend, output, 2, problem, 0.0)
     t0 = time.perf_counter()
     reason = ""
     try:

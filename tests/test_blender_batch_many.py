@@ -109,3 +109,14 @@ def test_bad_combinations_exit_2_with_one_line(addon, tmp_path: Path, blends, op
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("tetrig batch: error: ") and fragment in lines[0], lines
+
+
+def test_missing_and_foreign_files_fail_before_blender_opens_them(addon, tmp_path: Path) -> None:
+    text = tmp_path / "notes.blend"
+    text.write_text("not a blend file")
+    proc = run_batch([tmp_path / "nope.blend", text], "--all", "--jobs", "2",
+                     "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "nope.blend: failed (status 2): no such .blend file" in out
+    assert "notes.blend: failed (status 2):" in out and "is not a .blend file" in out

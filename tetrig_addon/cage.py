@@ -137,7 +137,8 @@ def validate_points(points: np.ndarray) -> np.ndarray:
         raise TetRigInputError("The mesh has no vertices.")
     if not np.all(np.isfinite(p)):
         bad = int(np.count_nonzero(~np.all(np.isfinite(p), axis=1)))
-        raise TetRigInputError(f"The mesh has {bad} vertices with NaN or infinite coordinates.")
+        noun = "vertex" if bad == 1 else "vertices"
+        raise TetRigInputError(f"The mesh has {bad} {noun} with NaN or infinite coordinates.")
     diag = float(np.linalg.norm(p.max(0) - p.min(0)))
     if diag == 0.0:
         raise TetRigInputError("All vertices are at one point; a cage needs a volume.")
