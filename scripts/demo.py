@@ -294,7 +294,7 @@ def run(args: argparse.Namespace) -> str:
         ("vertices", f"{report.vertex_count}"),
         ("control points", f"{report.control_point_count}"),
         ("tets", f"{report.tet_count}"),
-        ("vertices bound to nearest tet", f"{report.outside_count} (outside every tet)"),
+        ("outside every tet", f"{report.outside_count} (bound to their nearest tet)"),
         ("cage build + bind", f"{report.seconds * 1000:.0f} ms"),
         ("simulation", f"frames {FIRST_FRAME}-{LAST_FRAME} at {FPS} fps, "
                        f"{stats.seconds_per_frame * 1000:.1f} ms/frame (mean)"),
