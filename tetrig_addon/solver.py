@@ -283,18 +283,24 @@ def rest_state(model: Model) -> State:
     return State(model.rest_positions.copy(), np.zeros_like(model.rest_positions))
 
 
-def _edge_plan(model: Model, sim_dt: float, settings: SimSettings) -> list[tuple]:
-    """Per-colour arrays for ``solve_edges``, built once per step (they depend on Δt and E):
-    (i, j, w_i [k,1], w_j [k,1], l₀, gain) with Δλ = −gain·C."""
+def _edge_gains(model: Model, sim_dt: float, settings: SimSettings) -> np.ndarray:
+    """float64 [edge_count]: Δλ = −gain·C for each edge, constant over a step (it depends on Δt and
+    the stiffness). XPBD: 1 / (w_i + w_j + α/Δt²); PBD: k / (w_i + w_j); 0 for two pinned ends."""
     w = model.inverse_masses
-    i, j = model.edges[:, 0], model.edges[:, 1]
     if settings.mode == MODE_XPBD:
         alpha_tilde = model.edge_compliance_scale / (settings.youngs_modulus * sim_dt * sim_dt)
         scale = 1.0
     else:
         alpha_tilde, scale = np.zeros(model.edge_count), settings.stiffness
-    denom = w[i] + w[j] + alpha_tilde
-    gain = np.where(denom > 0.0, scale / np.where(denom > 0.0, denom, 1.0), 0.0)
+    denom = w[model.edges[:, 0]] + w[model.edges[:, 1]] + alpha_tilde
+    return np.where(denom > 0.0, scale / np.where(denom > 0.0, denom, 1.0), 0.0)
+
+
+def _edge_plan(model: Model, gain: np.ndarray) -> list[tuple]:
+    """Per-colour arrays for ``solve_edges``, built once per step:
+    (i, j, w_i [k,1], w_j [k,1], l₀, gain) with gain from ``_edge_gains``."""
+    w = model.inverse_masses
+    i, j = model.edges[:, 0], model.edges[:, 1]
     wi, wj = w[i][:, None], w[j][:, None]
     o = model.color_offsets
     return [(i[o[c]:o[c + 1]], j[o[c]:o[c + 1]], wi[o[c]:o[c + 1]], wj[o[c]:o[c + 1]],
@@ -363,24 +369,16 @@ def _scatter(x: np.ndarray, index: np.ndarray, delta: np.ndarray, scale: np.ndar
         x[:, axis] += scale * np.bincount(index, weights=delta[:, axis], minlength=n)
 
 
-def solve_edges_jacobi(model: Model, x: np.ndarray, sim_dt: float, settings: SimSettings) -> None:
+def solve_edges_jacobi(model: Model, x: np.ndarray, gain: np.ndarray) -> None:
     """All tet-edge constraints at once (Jacobi), corrections averaged per point and over-relaxed
-    by ``JACOBI_RELAXATION``. Same Δλ as ``solve_edges``; in place."""
+    by ``JACOBI_RELAXATION``. Same Δλ = −gain·C as ``solve_edges``; in place."""
     w = model.inverse_masses
     i, j = model.edges[:, 0], model.edges[:, 1]
-    if settings.mode == MODE_XPBD:
-        alpha_tilde = model.edge_compliance_scale / (settings.youngs_modulus * sim_dt * sim_dt)
-        scale = 1.0
-    else:
-        alpha_tilde, scale = np.zeros(model.edge_count), settings.stiffness
-    wi, wj = w[i], w[j]
     d = x[i] - x[j]
     length = np.maximum(np.sqrt(np.einsum("ij,ij->i", d, d)), MIN_EDGE_LENGTH)
-    denom = wi + wj + alpha_tilde
-    dlam = -scale * (length - model.rest_lengths) / np.where(denom > 0.0, denom, np.inf)
-    corr = (dlam / length)[:, None] * d
+    corr = (gain * (model.rest_lengths - length) / length)[:, None] * d
     _scatter(x, np.concatenate([i, j]),
-             np.concatenate([wi[:, None] * corr, -wj[:, None] * corr]),
+             np.concatenate([w[i][:, None] * corr, -w[j][:, None] * corr]),
              JACOBI_RELAXATION / model.edge_counts)
 
 
@@ -484,7 +482,8 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> 
     g = np.asarray(settings.gravity, dtype=np.float64)
     decay = np.exp(-settings.damping * sim_dt)
     jacobi = settings.scheme == SCHEME_JACOBI
-    edge_plan = None if jacobi else _edge_plan(model, sim_dt, settings)
+    gain = _edge_gains(model, sim_dt, settings)
+    edge_plan = None if jacobi else _edge_plan(model, gain)
     volume_plan = None if jacobi or not settings.use_volume else _volume_plan(model, sim_dt, settings)
     contacts = ground_candidates(model, state, settings, frame_dt)
     for _ in range(settings.substeps):
@@ -493,7 +492,7 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> 
         x_prev = x.copy()
         x += v * sim_dt
         if edge_plan is None:
-            solve_edges_jacobi(model, x, sim_dt, settings)
+            solve_edges_jacobi(model, x, gain)
             solve_volumes_jacobi(model, x, sim_dt, settings)
         else:
             solve_edges(x, edge_plan)
