@@ -32,6 +32,17 @@ class TetRigPanel(bpy.types.Panel):
     bl_category = "TetRig"
 
 
+class SoftBodySubpanel(TetRigPanel):
+    """Base of the subpanels shown only for a bound soft body (not registered itself)."""
+
+    bl_parent_id = "TETRIG_PT_main"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE
+
+
 class TETRIG_PT_main(TetRigPanel):
     bl_label = "TetRig Soft Body"
 
@@ -65,14 +76,8 @@ class TETRIG_PT_main(TetRigPanel):
                     col.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
 
 
-class TETRIG_PT_simulation(TetRigPanel):
+class TETRIG_PT_simulation(SoftBodySubpanel):
     bl_label = "Simulation"
-    bl_parent_id = "TETRIG_PT_main"
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        obj = _target(context)
-        return obj is not None and object_settings(obj).role == ROLE_SOURCE
 
     def draw_header(self, context: bpy.types.Context) -> None:
         obj = _target(context)
@@ -110,14 +115,8 @@ class TETRIG_PT_simulation(TetRigPanel):
         sub.prop(s, "ground_friction")
 
 
-class TETRIG_PT_bake(TetRigPanel):
+class TETRIG_PT_bake(SoftBodySubpanel):
     bl_label = "Bake"
-    bl_parent_id = "TETRIG_PT_main"
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        obj = _target(context)
-        return obj is not None and object_settings(obj).role == ROLE_SOURCE
 
     def draw(self, context: bpy.types.Context) -> None:
         obj = _target(context)
@@ -145,14 +144,8 @@ class TETRIG_PT_bake(TetRigPanel):
         row.operator("tetrig.free_bake", text="Free All").all_soft_bodies = True
 
 
-class TETRIG_PT_output(TetRigPanel):
+class TETRIG_PT_output(SoftBodySubpanel):
     bl_label = "Output"
-    bl_parent_id = "TETRIG_PT_main"
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        obj = _target(context)
-        return obj is not None and object_settings(obj).role == ROLE_SOURCE
 
     def draw(self, context: bpy.types.Context) -> None:
         col = self.layout.column(align=True)
