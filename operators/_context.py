@@ -1,4 +1,4 @@
-"""What the operators share: finding the soft body the user means."""
+"""What the operators share: finding the soft body the user means, and their base classes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from typing import Literal
 
 import bpy
 
+from ..runtime import animation_export, simulation
 from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
+from ..tetrig_addon.errors import TetRigInputError
 
 
 # What Operator.execute/invoke may return.
@@ -33,3 +35,31 @@ class SoftBodyOperator(bpy.types.Operator):
             cls.poll_message_set("Select a TetRig soft body or its cage")
             return False
         return True
+
+
+class FrameRangeExport(SoftBodyOperator):
+    """Base of the exports that write every frame of a soft body (not registered itself).
+
+    Subclasses are also ``ExportHelper``s and define ``write``; the frame range, the depsgraph and
+    the error reporting are shared here.
+    """
+
+    def write(self, obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
+              path: str, first: int, last: int) -> str:
+        """Write the file; return the report line. Raises OSError, TetRigInputError, ValueError or
+        StaleBindingError with the reason."""
+        raise NotImplementedError
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:
+        obj, scene = soft_body(context), context.scene
+        if obj is None or scene is None:
+            return {"CANCELLED"}
+        first, last = animation_export.frame_range(scene, obj)
+        path = self.filepath  # type: ignore[attr-defined]
+        try:
+            message = self.write(obj, scene, context.evaluated_depsgraph_get(), path, first, last)
+        except (OSError, TetRigInputError, simulation.StaleBindingError, ValueError) as exc:
+            self.report({"ERROR"}, f"Export failed: {exc}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, message)
+        return {"FINISHED"}

@@ -5,12 +5,11 @@ from __future__ import annotations
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..tetrig_addon.errors import TetRigInputError
-from ..runtime import animation_export, simulation
-from ._context import OperatorResult, SoftBodyOperator, soft_body
+from ..runtime import animation_export
+from ._context import FrameRangeExport
 
 
-class TETRIG_OT_export_pc2(SoftBodyOperator, ExportHelper):  # type: ignore[misc]
+class TETRIG_OT_export_pc2(FrameRangeExport, ExportHelper):  # type: ignore[misc]
     """Write the vertex positions of every frame as a PC2 point cache, for the Mesh Cache modifier and other programs"""
 
     bl_idname = "tetrig.export_pc2"
@@ -20,18 +19,8 @@ class TETRIG_OT_export_pc2(SoftBodyOperator, ExportHelper):  # type: ignore[misc
     filename_ext = ".pc2"
     filter_glob: bpy.props.StringProperty(default="*.pc2", options={"HIDDEN"})  # type: ignore[valid-type]
 
-    def execute(self, context: bpy.types.Context) -> OperatorResult:
-        obj, scene = soft_body(context), context.scene
-        if obj is None or scene is None:
-            return {"CANCELLED"}
-        first, last = animation_export.frame_range(scene, obj)
-        path = self.filepath  # type: ignore[attr-defined]
-        try:
-            count = animation_export.write_pc2(obj, scene, context.evaluated_depsgraph_get(),
-                                               path, first, last)
-        except (OSError, TetRigInputError, simulation.StaleBindingError, ValueError) as exc:
-            self.report({"ERROR"}, f"Export failed: {exc}")
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"Wrote {path}: {count} vertices, frames {first}–{last} "
-                              f"(Mesh Cache modifier: format PC2, Frame Start {first})")
-        return {"FINISHED"}
+    def write(self, obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
+              path: str, first: int, last: int) -> str:
+        count = animation_export.write_pc2(obj, scene, depsgraph, path, first, last)
+        return (f"Wrote {path}: {count} vertices, frames {first}–{last} "
+                f"(Mesh Cache modifier: format PC2, Frame Start {first})")
