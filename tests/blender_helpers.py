@@ -68,3 +68,18 @@ def attribute_snapshot(mesh) -> dict:
             arr = np.array([n])
         out[(attr.name, attr.domain, attr.data_type)] = arr
     return out
+
+
+# A coarse cage keeps tests of the bake/render/export plumbing fast.
+COARSE_RESOLUTION = 4
+
+
+def ball(bpy, name: str = "Ball", x: float = 0.0):
+    """A bound ico sphere 1 m above the ground (ground on, coarse cage)."""
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5, location=(x, 0.0, 1.0))
+    obj = bpy.context.active_object
+    obj.name = name
+    obj.tetrig.resolution = COARSE_RESOLUTION
+    obj.tetrig.use_ground = True
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    return obj

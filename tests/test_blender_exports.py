@@ -10,9 +10,8 @@ import json
 
 import numpy as np
 import pytest
-from blender_helpers import evaluated_positions, rest_positions
+from blender_helpers import COARSE_RESOLUTION, ball, evaluated_positions, rest_positions
 
-COARSE_RESOLUTION = 4
 LAST_FRAME = 16
 
 
@@ -22,16 +21,6 @@ def bpy(scene):
 
     scene.frame_end = LAST_FRAME
     return _bpy
-
-
-def ball(bpy, name: str = "Ball", x: float = 0.0):
-    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5, location=(x, 0.0, 1.0))
-    obj = bpy.context.active_object
-    obj.name = name
-    obj.tetrig.resolution = COARSE_RESOLUTION
-    obj.tetrig.use_ground = True
-    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
-    return obj
 
 
 def play(bpy, obj, frames):

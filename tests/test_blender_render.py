@@ -13,9 +13,7 @@ import threading
 
 import numpy as np
 import pytest
-from blender_helpers import evaluated_positions
-
-COARSE_RESOLUTION = 4
+from blender_helpers import ball, evaluated_positions
 
 
 @pytest.fixture()
@@ -23,16 +21,6 @@ def bpy(scene):
     import bpy as _bpy
 
     return _bpy
-
-
-def ball(bpy, name: str, x: float):
-    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5, location=(x, 0.0, 1.0))
-    obj = bpy.context.active_object
-    obj.name = name
-    obj.tetrig.resolution = COARSE_RESOLUTION
-    obj.tetrig.use_ground = True
-    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
-    return obj
 
 
 class StepRecorder:
