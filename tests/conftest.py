@@ -30,6 +30,16 @@ def obj_vertices(name: str) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64)
 
 
+def obj_triangles(name: str) -> np.ndarray:
+    """Faces of ``../shared/meshes/<name>.obj`` fan-triangulated: int64 [T, 3], 0-based."""
+    tris = []
+    for line in (MESHES / f"{name}.obj").read_text().splitlines():
+        if line.startswith("f "):
+            corners = [int(c.split("/")[0]) - 1 for c in line.split()[1:]]
+            tris += [(corners[0], corners[i], corners[i + 1]) for i in range(1, len(corners) - 1)]
+    return np.asarray(tris, dtype=np.int64)
+
+
 def diagonal(points: np.ndarray) -> float:
     return float(np.linalg.norm(points.max(0) - points.min(0)))
 

@@ -18,9 +18,12 @@ Names follow Newton (NVIDIA Warp): ``Model`` is static, ``State`` changes every 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 import numpy as np
 
+from . import colliders as collision
+from . import continuum
 from .cage import tet_volumes, unique_edges
 from .errors import TetRigInputError
 
@@ -33,7 +36,11 @@ JACOBI_RELAXATION = 1.5
 
 MODE_XPBD = "XPBD"
 MODE_PBD = "PBD"
-MODES = (MODE_XPBD, MODE_PBD)
+MODE_CONTINUUM = "CONTINUUM"
+MODES = (MODE_XPBD, MODE_PBD, MODE_CONTINUUM)
+
+# A goal weight at least this is 1: the point follows its goal exactly (kinematic).
+GOAL_EXACT = 1.0 - 1e-6
 
 # Edges shorter than this [m] have no defined direction; their correction is skipped this substep.
 MIN_EDGE_LENGTH = 1e-12
@@ -63,6 +70,11 @@ class Model:
             collide (normally every vertex): collisions act on the mesh, not on the cage, so the
             mesh touches the ground exactly and the cage may dip below it (seed problem 4).
         contact_weights: float64 [contact_count, 4], their barycentric weights.
+        inverse_rest_shapes: float64 [tet_count, 3, 3] [1/m], D_m⁻¹ of each tet (in ``tets``
+            order) for the continuum model.
+        goal_weights: float64 [particle_count] in [0, 1) (or empty: none): how strongly each free
+            control point is pulled to its goal (its rest position carried by the animation);
+            points with goal weight 1 follow their goal exactly and are kinematic (inverse mass 0).
     """
 
     rest_positions: np.ndarray
@@ -79,6 +91,8 @@ class Model:
     tet_counts: np.ndarray
     contact_indices: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), dtype=np.int32))
     contact_weights: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    inverse_rest_shapes: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    goal_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def particle_count(self) -> int:
@@ -114,7 +128,9 @@ class SimSettings:
     """Per-frame simulation settings (read once per step, never from globals).
 
     Attributes:
-        mode: ``"XPBD"`` (physical stiffness, default) or ``"PBD"`` (the seed's stiffness k).
+        mode: ``"XPBD"`` (tet-edge springs + volume, physical stiffness, default), ``"CONTINUUM"``
+            (corotated finite-element tets, ``continuum``: accurate for the given E and K) or
+            ``"PBD"`` (the seed's stiffness k).
         youngs_modulus: E [Pa] of the edge springs (XPBD). Each edge gets the compliance
             α = l₀² / (E·V_e), so that a uniform strain ε stores about ½·E·ε² per unit volume
             whatever the cage resolution or object scale.
@@ -130,6 +146,11 @@ class SimSettings:
         ground_friction: fraction of tangential motion removed while touching the ground, [0, 1].
         max_speed: speed limit of every control point [m/s] (seed 001): a huge impulse or an
             extreme setting cannot fling points arbitrarily far in one substep.
+        goal_stiffness: k [N/(m·kg)] = [1/s²], goal spring stiffness per kilogram: a point of goal
+            weight g oscillates about its goal at √(g·k)/2π Hz whatever its mass (the cage
+            resolution does not change it). Seed 001's spring to the animated target.
+        goal_damping: [1/s], decay rate of a goal point's velocity relative to its goal's,
+            times its goal weight.
     """
 
     mode: str = MODE_XPBD
@@ -144,6 +165,8 @@ class SimSettings:
     ground_height: float | None = None
     ground_friction: float = 0.5
     max_speed: float = 100.0
+    goal_stiffness: float = 400.0
+    goal_damping: float = 5.0
 
     def validated(self) -> "SimSettings":
         """Return self after checking ranges; raises TetRigInputError with a user-facing message."""
@@ -163,6 +186,10 @@ class SimSettings:
             raise TetRigInputError("Maximum speed must be positive.")
         if not 0.0 <= self.ground_friction <= 1.0:
             raise TetRigInputError("Ground friction must be between 0 and 1.")
+        if not (self.goal_stiffness >= 0.0 and self.goal_damping >= 0.0):
+            raise TetRigInputError("Goal stiffness and goal damping must be zero or positive.")
+        if self.mode == MODE_CONTINUUM:
+            continuum.lame_parameters(self.youngs_modulus, self.volume_stiffness)
         return self
 
 
@@ -218,14 +245,18 @@ def lumped_masses(positions: np.ndarray, tets: np.ndarray, density: float) -> np
 
 def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1000.0,
                 pinned: np.ndarray | None = None,
-                contacts: tuple[np.ndarray, np.ndarray] | None = None) -> Model:
+                contacts: tuple[np.ndarray, np.ndarray] | None = None,
+                goal_weights: np.ndarray | None = None) -> Model:
     """Build the static simulation model of a cage.
 
     Args:
         rest_positions: float [particle_count, 3] [m], control points at rest, world space.
         tets: int [tet_count, 4], positively oriented.
         density: ρ [kg/m³], > 0.
-        pinned: bool [particle_count] or ``None``; pinned control points never move.
+        pinned: bool [particle_count] or ``None``; pinned control points follow their goal (their
+            rest position, carried by the animation) exactly.
+        goal_weights: float [particle_count] in [0, 1] or ``None``; weight 1 pins the point,
+            0 < weight < 1 pulls it to its goal with a spring (``SimSettings.goal_stiffness``).
         contacts: (int [contact_count, 4] indices, float [contact_count, 4] weights) of the mesh
             vertices that collide, or ``None`` to collide with the control points themselves.
 
@@ -248,6 +279,11 @@ def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1
     masses = lumped_masses(x0, tets, density)
     with np.errstate(divide="ignore"):
         inv = np.where(masses > 0.0, 1.0 / masses, 0.0)
+    goals = np.zeros(x0.shape[0])
+    if goal_weights is not None:
+        goals = np.clip(np.asarray(goal_weights, dtype=np.float64), 0.0, 1.0)
+        pinned = goals >= GOAL_EXACT if pinned is None else (np.asarray(pinned, dtype=bool) | (goals >= GOAL_EXACT))
+        goals = np.where(goals >= GOAL_EXACT, 0.0, goals)
     if pinned is not None:
         inv = np.where(np.asarray(pinned, dtype=bool), 0.0, inv)
     edges, offsets = _order_by_color(unique_edges(tets), x0.shape[0])
@@ -263,7 +299,9 @@ def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1
                  edge_counts=np.maximum(np.bincount(edges.ravel(), minlength=x0.shape[0]), 1).astype(np.float64),
                  tet_counts=np.maximum(np.bincount(tets.ravel(), minlength=x0.shape[0]), 1).astype(np.float64),
                  contact_indices=np.asarray(contacts[0], dtype=np.int32),
-                 contact_weights=np.asarray(contacts[1], dtype=np.float64))
+                 contact_weights=np.asarray(contacts[1], dtype=np.float64),
+                 inverse_rest_shapes=continuum.inverse_rest_shapes(x0, tets),
+                 goal_weights=np.where(inv > 0.0, goals, 0.0))
 
 
 def _edge_volumes(edges: np.ndarray, tets: np.ndarray, volumes: np.ndarray,
@@ -411,11 +449,7 @@ def ground_candidates(model: Model, state: State, settings: SimSettings, frame_d
     if settings.ground_height is None or idx.shape[0] == 0:
         return idx[:0], w[:0]
     z = np.einsum("vk,vk->v", w, state.positions[idx, 2])
-    speed = float(np.sqrt(np.einsum("ij,ij->i", state.velocities, state.velocities).max()))
-    travel = frame_dt * (speed + float(np.linalg.norm(settings.gravity)) * frame_dt)
-    extent = float(np.ptp(model.rest_positions, axis=0).max())
-    reach = np.abs(w).sum(1)  # an extrapolating vertex moves up to Σ|w| times its control points
-    near = z - settings.ground_height < reach * (CONTACT_MARGIN_FACTOR * travel + CONTACT_MARGIN_EXTENT * extent)
+    near = z - settings.ground_height < _contact_margins(model, state, settings, frame_dt, w)
     return idx[near], w[near]
 
 
@@ -450,6 +484,72 @@ def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimS
     x[touched, :2] = x_prev[touched, :2] + keep * (x[touched, :2] - x_prev[touched, :2])
 
 
+def _contact_margins(model: Model, state: State, settings: SimSettings, frame_dt: float,
+                     weights: np.ndarray) -> np.ndarray:
+    """float64 [contact_count] [m]: how far each contact vertex could move during the next frame."""
+    speed = float(np.sqrt(np.einsum("ij,ij->i", state.velocities, state.velocities).max()))
+    travel = frame_dt * (speed + float(np.linalg.norm(settings.gravity)) * frame_dt)
+    extent = float(np.ptp(model.rest_positions, axis=0).max())
+    reach = np.abs(weights).sum(1)  # an extrapolating vertex moves up to Σ|w| times its control points
+    return reach * (CONTACT_MARGIN_FACTOR * travel + CONTACT_MARGIN_EXTENT * extent)
+
+
+def collider_candidates(model: Model, state: State, settings: SimSettings, frame_dt: float,
+                        colliders: Sequence[collision.Collider]) -> list[tuple]:
+    """Per collider, the contacts that could touch it during the next frame:
+    [(collider, indices [c, 4], weights [c, 4])], colliders no contact can reach left out."""
+    idx, w = model.contact_indices, model.contact_weights
+    if not colliders or idx.shape[0] == 0:
+        return []
+    p = np.einsum("vk,vkc->vc", w, state.positions[idx])
+    margin = _contact_margins(model, state, settings, frame_dt, w)
+    out = []
+    for collider in colliders:
+        near = collision.near(collider, p, float(margin.max()))
+        if near.any():
+            out.append((collider, idx[near], w[near]))
+    return out
+
+
+def solve_colliders(model: Model, x: np.ndarray, x_prev: np.ndarray, contacts: list[tuple]) -> None:
+    """Push contact vertices out of collision objects, through their control points (in place).
+
+    For a contact vertex p = Σₖ wₖ xₖ that is less than the collider's outer thickness outside its
+    surface (``colliders.penetration_from_distance``) by depth d along the outward normal n, the PBD
+    update of C = n·(p − p_surface) − thickness over the positive weights (as ``solve_ground``) gives
+    control point k the correction w⁻¹ₖ·wₖ·Δλ·n, Δλ = d / Σₖ wₖ²w⁻¹ₖ. Corrections several contacts ask
+    of one control point are averaged (Jacobi), then the control points that moved lose the
+    collider's ``friction`` share of their tangential motion this substep. Seed problem 4: the mesh
+    vertices, not only the control points, stay outside the collider.
+    """
+    for collider, idx, w in contacts:
+        p = np.einsum("vk,vkc->vc", w, x[idx])
+        distance, normal = collision.signed_distance(collider, p)
+        depth = collision.penetration_from_distance(collider, distance)
+        hit = depth > 0.0
+        if not hit.any():
+            continue
+        idx_h, w_h, depth, normal = idx[hit], w[hit], depth[hit], normal[hit]
+        inv = np.where(w_h > 0.0, model.inverse_masses[idx_h], 0.0)
+        denom = np.einsum("vk,vk,vk->v", w_h, w_h, inv)
+        dlam = np.where(denom > 0.0, depth / np.where(denom > 0.0, denom, 1.0), 0.0)
+        share = inv * w_h * dlam[:, None]  # [c, 4]: how far each control point moves along n
+        n = x.shape[0]
+        count = np.bincount(idx_h.ravel(), weights=(share > 0.0).ravel().astype(np.float64), minlength=n)
+        moved = count > 0.0
+        delta = np.zeros_like(x)
+        normal_sum = np.zeros_like(x)
+        for axis in range(3):
+            delta[:, axis] = np.bincount(idx_h.ravel(), weights=(share * normal[:, None, axis]).ravel(), minlength=n)
+            normal_sum[:, axis] = np.bincount(idx_h.ravel(), weights=np.repeat(normal[:, axis], 4) * (share > 0.0).ravel(), minlength=n)
+        x[moved] += delta[moved] / count[moved, None]
+        # friction: remove a share of the motion along the surface (the averaged normal's plane)
+        nrm = normal_sum[moved] / np.maximum(np.linalg.norm(normal_sum[moved], axis=1), MIN_EDGE_LENGTH)[:, None]
+        motion = x[moved] - x_prev[moved]
+        tangential = motion - np.einsum("ij,ij->i", motion, nrm)[:, None] * nrm
+        x[moved] -= collider.friction * tangential
+
+
 def _limit_speed(v: np.ndarray, max_speed: float) -> np.ndarray:
     """Scale down velocities faster than ``max_speed`` to exactly that speed (direction kept)."""
     speed = np.sqrt(np.einsum("ij,ij->i", v, v))
@@ -459,18 +559,25 @@ def _limit_speed(v: np.ndarray, max_speed: float) -> np.ndarray:
     return v
 
 
-def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> State:
+def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
+         goals: tuple[np.ndarray, np.ndarray] | None = None,
+         colliders: Sequence[collision.Collider] = ()) -> State:
     """Advance one frame: ``settings.substeps`` XPBD substeps of one iteration each.
 
-    Per substep (Müller, Ten Minute Physics 10): pre-solve (v += g·Δt, damping, speed limit,
-    predict x),
-    solve (edges, volumes, ground), post-solve (v = (x − x_prev)/Δt).
+    Per substep (Müller, Ten Minute Physics 10): pre-solve (v += g·Δt, damping, goal damping,
+    speed limit, predict x; pinned points move to their goal), solve (goal springs, edges and
+    volumes or continuum tets, ground, colliders), post-solve (v = (x − x_prev)/Δt).
 
     Args:
         model: the static cage model.
         state: current positions/velocities; not modified.
         settings: validated ``SimSettings``.
         frame_dt: frame duration [s], > 0.
+        goals: (start, end), float64 [particle_count, 3] [m] each: where every control point's
+            goal is at the start and at the end of the frame (its rest position carried by the
+            object's animated world transform), interpolated linearly over the substeps; ``None``:
+            the goals stay at the rest positions.
+        colliders: the frame's collision objects (``colliders.mesh_collider``), world space.
 
     Returns:
         The new ``State``.
@@ -481,24 +588,71 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float) -> 
     free = (model.inverse_masses > 0.0)[:, None]
     g = np.asarray(settings.gravity, dtype=np.float64)
     decay = np.exp(-settings.damping * sim_dt)
-    jacobi = settings.scheme == SCHEME_JACOBI
-    gain = _edge_gains(model, sim_dt, settings)
-    edge_plan = None if jacobi else _edge_plan(model, gain)
-    volume_plan = None if jacobi or not settings.use_volume else _volume_plan(model, sim_dt, settings)
+    goal_start, goal_end = goals if goals is not None else (model.rest_positions, model.rest_positions)
+    goal_velocity = (goal_end - goal_start) / frame_dt
+    goal_plan = _goal_plan(model, settings, sim_dt)
+    solve = _constraint_solver(model, sim_dt, settings)
     contacts = ground_candidates(model, state, settings, frame_dt)
-    for _ in range(settings.substeps):
-        v = np.where(free, (v + g * sim_dt) * decay, 0.0)
+    collider_contacts = collider_candidates(model, state, settings, frame_dt, colliders)
+    for substep in range(settings.substeps):
+        goal = goal_start + (goal_end - goal_start) * ((substep + 1) / settings.substeps)
+        # Damping acts on the velocity before gravity is added, so a body resting on its springs
+        # feels the full g·Δt each substep and its sag does not depend on the substep count.
+        v = np.where(free, v * decay + g * sim_dt, goal_velocity)
+        if goal_plan is not None:
+            points, _, damp = goal_plan
+            v[points] -= damp * (v[points] - goal_velocity[points])
         v = _limit_speed(v, settings.max_speed)
         x_prev = x.copy()
-        x += v * sim_dt
-        if edge_plan is None:
-            solve_edges_jacobi(model, x, gain)
-            solve_volumes_jacobi(model, x, sim_dt, settings)
-        else:
-            solve_edges(x, edge_plan)
-            if volume_plan is not None:
-                solve_volumes(x, volume_plan)
+        x = np.where(free, x + v * sim_dt, goal)  # pinned points follow their goal exactly
+        if goal_plan is not None:
+            solve_goals(x, goal, goal_plan)
+        solve(x)
         solve_ground(model, x, x_prev, settings, contacts)
+        solve_colliders(model, x, x_prev, collider_contacts)
         v = (x - x_prev) / sim_dt
     return State(x, v)
 
+
+def _goal_plan(model: Model, settings: SimSettings, sim_dt: float) -> tuple | None:
+    """(points [k], gain [k, 1], damping fraction [k, 1]) of the goal springs for one step, or
+    ``None`` when no free point has a goal weight."""
+    if model.goal_weights.shape[0] == 0:
+        return None
+    points = np.flatnonzero(model.goal_weights > 0.0)
+    if points.shape[0] == 0:
+        return None
+    stiffness = model.goal_weights[points] * settings.goal_stiffness * sim_dt * sim_dt
+    damp = 1.0 - np.exp(-settings.goal_damping * model.goal_weights[points] * sim_dt)
+    return points, (stiffness / (1.0 + stiffness))[:, None], damp[:, None]
+
+
+def solve_goals(x: np.ndarray, goal: np.ndarray, plan: tuple) -> None:
+    """Goal springs (in place): C = x − goal (∇C = I), α = 1/(g·k·m), so the XPBD update
+    Δx = −C·w/(w + α/Δt²) = −C·g·k·Δt²/(1 + g·k·Δt²) does not depend on the point's mass."""
+    points, gain, _ = plan
+    x[points] += gain * (goal[points] - x[points])
+
+
+def _constraint_solver(model: Model, sim_dt: float, settings: SimSettings) -> Callable[[np.ndarray], None]:
+    """The solve phase of one substep for the settings' mode and scheme, as a function of x
+    (in place); its per-colour arrays are built here, once per step."""
+    if settings.mode == MODE_CONTINUUM:
+        mu, lam = continuum.lame_parameters(settings.youngs_modulus, settings.volume_stiffness)
+        fem_plan = continuum.plan(model.tets, model.tet_color_offsets, model.inverse_masses,
+                                  model.rest_volumes, model.inverse_rest_shapes, mu, lam, sim_dt)
+        return lambda x: continuum.solve(x, fem_plan)
+    gain = _edge_gains(model, sim_dt, settings)
+    if settings.scheme == SCHEME_JACOBI:
+        def solve_jacobi(x: np.ndarray) -> None:
+            solve_edges_jacobi(model, x, gain)
+            solve_volumes_jacobi(model, x, sim_dt, settings)
+        return solve_jacobi
+    edge_plan = _edge_plan(model, gain)
+    volume_plan = _volume_plan(model, sim_dt, settings) if settings.use_volume else None
+
+    def solve_gauss_seidel(x: np.ndarray) -> None:
+        solve_edges(x, edge_plan)
+        if volume_plan is not None:
+            solve_volumes(x, volume_plan)
+    return solve_gauss_seidel

@@ -1,0 +1,83 @@
+"""Material models: the continuum (corotated FEM) tets against elasticity theory, and the
+substep independence of the steady state (no Blender)."""
+
+import numpy as np
+import pytest
+from conftest import obj_vertices
+
+from tetrig_addon import continuum, solver
+from tetrig_addon.cage import build_cage
+from tetrig_addon.errors import TetRigInputError
+
+G, RHO = 9.81, 1000.0
+# A 10 m column of 1 m tets, 2 m square, top face pinned. E is chosen for a 5 % strain at the top
+# (ρ·g·L/E = 0.05): small strain, where ρgL²/(2E) holds, and (ω·Δt)² ≈ 0.02 at 10 substeps of a
+# 24 fps frame, the regime where one-iteration substeps give the material's own stiffness
+# (continuum.py, "Accuracy").
+LENGTH, WIDTH = 10.0, 2.0
+E = RHO * G * LENGTH / 0.05
+
+
+def hanging_column() -> tuple[solver.Model, np.ndarray]:
+    grid = np.stack(np.meshgrid(*[np.linspace(0, 1, 5)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    cage = build_cage(grid * [WIDTH, WIDTH, LENGTH], resolution=10)
+    x0 = cage.control_points
+    top = x0[:, 2] > x0[:, 2].max() - 1e-9
+    bottom = x0[:, 2] < x0[:, 2].min() + 1e-9
+    return solver.build_model(x0, cage.tets, density=RHO, pinned=top), bottom
+
+
+def steady_stretch(mode: str, substeps: int, bulk: float = E) -> float:
+    model, bottom = hanging_column()
+    settings = solver.SimSettings(mode=mode, youngs_modulus=E, volume_stiffness=bulk,
+                                  substeps=substeps, damping=5.0).validated()
+    state = solver.rest_state(model)
+    for _ in range(100):
+        state = solver.step(model, state, settings, 1 / 24)
+    assert np.abs(state.velocities).max() < 1e-3  # settled
+    return float((model.rest_positions[bottom, 2] - state.positions[bottom, 2]).mean())
+
+
+def test_hanging_column_stretches_rho_g_l2_over_2e_in_the_continuum_model():
+    analytic = RHO * G * LENGTH**2 / (2 * E)  # 0.25 m
+    assert steady_stretch(solver.MODE_CONTINUUM, 10) == pytest.approx(analytic, rel=0.15)
+
+
+def test_steady_sag_is_the_same_at_10_and_40_substeps():
+    assert steady_stretch(solver.MODE_CONTINUUM, 10) == pytest.approx(
+        steady_stretch(solver.MODE_CONTINUUM, 40), rel=0.05)
+
+
+def test_lame_parameters_match_e_and_k():
+    mu, lam = continuum.lame_parameters(1e5, 1e6)
+    assert 9 * (lam + 2 * mu / 3) * mu / (3 * (lam + 2 * mu / 3) + mu) == pytest.approx(1e5)  # E
+    assert lam + 2 * mu / 3 == pytest.approx(1e6)  # K
+    with pytest.raises(TetRigInputError, match="third of the stiffness"):
+        solver.SimSettings(mode=solver.MODE_CONTINUUM, youngs_modulus=1e5, volume_stiffness=3e4).validated()
+
+
+def test_continuum_rest_is_an_equilibrium_and_rotations_cost_nothing():
+    cage = build_cage(obj_vertices("spot"))
+    model = solver.build_model(cage.control_points, cage.tets)
+    settings = solver.SimSettings(mode=solver.MODE_CONTINUUM, gravity=(0, 0, 0))
+    state = solver.step(model, solver.rest_state(model), settings, 1 / 24)
+    assert np.abs(state.positions - model.rest_positions).max() < 1e-12
+    c, s = np.cos(1.0), np.sin(1.0)
+    rotated = model.rest_positions @ np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]]).T
+    state = solver.step(model, solver.State(rotated, np.zeros_like(rotated)), settings, 1 / 24)
+    assert np.abs(state.positions - rotated).max() < 1e-9
+
+
+@pytest.mark.parametrize("substeps,youngs", [(1, 1e9), (1, 1.0), (10, 1e7)])
+def test_continuum_extreme_settings_stay_finite(substeps, youngs):
+    cage = build_cage(obj_vertices("suzanne"), resolution=6)
+    model = solver.build_model(cage.control_points, cage.tets, density=1e-3)
+    settings = solver.SimSettings(mode=solver.MODE_CONTINUUM, substeps=substeps, youngs_modulus=youngs,
+                                  volume_stiffness=youngs * 10, max_speed=50.0,
+                                  ground_height=float(cage.control_points[:, 2].min()) - 1.0).validated()
+    state = solver.rest_state(model)
+    state.velocities[:] = np.random.default_rng(3).normal(scale=1e4, size=state.velocities.shape)
+    for _ in range(24):
+        state = solver.step(model, state, settings, 1 / 12)
+        assert np.all(np.isfinite(state.positions))
+    assert np.abs(state.positions - model.rest_positions).max() < 24 / 12 * 50.0 + 10.0
