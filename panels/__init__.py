@@ -4,6 +4,7 @@ import bpy
 
 from . import main
 
-classes = (main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_bake, main.TETRIG_PT_output)
+classes = (main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_bake,
+           main.TETRIG_PT_output)
 
 register, unregister = bpy.utils.register_classes_factory(classes)

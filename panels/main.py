@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 import bpy
 
@@ -37,10 +38,30 @@ class SoftBodySubpanel(TetRigPanel):
 
     bl_parent_id = "TETRIG_PT_main"
 
+    # An Object.tetrig property drawn as the subpanel's header checkbox; it greys the body out.
+    header_toggle = ""
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = _target(context)
         return obj is not None and object_settings(obj).role == ROLE_SOURCE
+
+    def draw_header(self, context: bpy.types.Context) -> None:
+        obj = _target(context)
+        if obj is not None and self.header_toggle:
+            self.layout.prop(object_settings(obj), self.header_toggle, text="")
+
+    def settings_column(self, context: bpy.types.Context) -> tuple[Any, bpy.types.UILayout] | None:
+        """(settings, column) of the target soft body in a property-split layout, or ``None``."""
+        obj = _target(context)
+        if obj is None:
+            return None
+        s = object_settings(obj)
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.active = bool(getattr(s, self.header_toggle)) if self.header_toggle else True
+        return s, layout.column()
 
 
 class TETRIG_PT_main(TetRigPanel):
@@ -78,31 +99,26 @@ class TETRIG_PT_main(TetRigPanel):
 
 class TETRIG_PT_simulation(SoftBodySubpanel):
     bl_label = "Simulation"
-
-    def draw_header(self, context: bpy.types.Context) -> None:
-        obj = _target(context)
-        if obj is not None:
-            self.layout.prop(object_settings(obj), "simulate", text="")
+    header_toggle = "simulate"
 
     def draw(self, context: bpy.types.Context) -> None:
-        obj = _target(context)
-        if obj is None:
+        found = self.settings_column(context)
+        if found is None:
             return
-        s = object_settings(obj)
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        layout.active = s.simulate
-        col = layout.column()
+        s, col = found
+        obj = _target(context)
         col.prop(s, "mode")
-        if s.mode == "XPBD":
-            col.prop(s, "youngs_modulus")
-        else:
+        if s.mode == "PBD":
             col.prop(s, "stiffness")
-        col.prop(s, "use_volume")
-        sub = col.column()
-        sub.active = s.use_volume
-        sub.prop(s, "volume_stiffness")
+        else:
+            col.prop(s, "youngs_modulus")
+        if s.mode == "CONTINUUM":  # the continuum tets always keep volume
+            col.prop(s, "volume_stiffness")
+        else:
+            col.prop(s, "use_volume")
+            sub = col.column()
+            sub.active = s.use_volume
+            sub.prop(s, "volume_stiffness")
         col.prop(s, "damping")
         col.prop(s, "substeps")
         col.prop(s, "max_speed")
@@ -113,6 +129,30 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         sub.active = s.use_ground
         sub.prop(s, "ground_height")
         sub.prop(s, "ground_friction")
+        col.prop(s, "use_colliders")
+
+
+class TETRIG_PT_goal(SoftBodySubpanel):
+    bl_label = "Goal"
+    bl_parent_id = "TETRIG_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+    header_toggle = "use_goal"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        found = self.settings_column(context)
+        if found is None:
+            return
+        s, col = found
+        obj = _target(context)
+        col.prop_search(s, "goal_group", obj, "vertex_groups")
+        sub = col.column(align=True)
+        if s.goal_group:
+            sub.prop(s, "goal_min")
+            sub.prop(s, "goal_max")
+        else:
+            sub.prop(s, "goal_default")
+        col.prop(s, "goal_stiffness")
+        col.prop(s, "goal_damping")
 
 
 class TETRIG_PT_bake(SoftBodySubpanel):

@@ -230,11 +230,10 @@ class BakeJob:
             world = simulation.rest_world_matrix(obj, depsgraph)
             if fingerprint(simulation.motion_key(obj, scene, world)) != job.fingerprint:
                 raise BakeError(f"{obj.name}: its settings changed while baking; bake again")
-            prepared = simulation.prepare(obj, scene, world)
+            simulation.prepare(obj, scene, world)  # raises if the binding went stale
             while job.next_frame <= job.frame_end:
                 t0 = time.perf_counter()
-                positions = simulation.control_points_at(obj, scene, job.next_frame, depsgraph)
-                local = job.rest_local + simulation.local_displacements(prepared, positions)
+                local = job.rest_local + simulation.displacements_at(obj, scene, job.next_frame, depsgraph)
                 job.positions[job.next_frame - job.frame_start] = local
                 job.seconds += time.perf_counter() - t0
                 if progress is not None:
@@ -297,7 +296,7 @@ def playback_control_points(obj: bpy.types.Object, scene: bpy.types.Scene, depsg
         simulation.StaleBindingError, ValueError: as live playback.
     """
     world = simulation.rest_world_matrix(obj, depsgraph)
-    prepared = simulation.prepare(obj, scene, world)
+    simulation.prepare(obj, scene, world)  # raises if the binding went stale
     cage_data = cage_object.read(object_settings(obj).cage)
     if cage_data is None:
         raise simulation.StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
@@ -306,7 +305,6 @@ def playback_control_points(obj: bpy.types.Object, scene: bpy.types.Scene, depsg
     for i, frame in enumerate(range(frame_start, frame_end + 1)):
         baked = bake_store.baked_displacements(obj, frame)
         if baked is None:
-            positions = simulation.control_points_at(obj, scene, frame, depsgraph)
-            baked = simulation.local_displacements(prepared, positions)
+            baked = simulation.displacements_at(obj, scene, frame, depsgraph)
         out[i] = rest_local + baked
     return out

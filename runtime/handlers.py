@@ -7,11 +7,13 @@ from __future__ import annotations
 import bpy
 from bpy.app.handlers import persistent
 
-from . import render_guard, simulation
+from . import render_guard, scene_inputs, simulation
 
 
 @persistent
 def on_frame_change_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    if scene_inputs.sampling():  # TetRig itself moves the frame to read another frame's inputs
+        return
     render_guard.frame_changed(scene, depsgraph)
 
 

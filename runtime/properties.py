@@ -54,7 +54,12 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Simulate", default=True, description="Step this soft body when the frame changes")
     mode: EnumProperty(  # type: ignore[valid-type]
         name="Solver",
-        items=[(engine_solver.MODE_XPBD, "XPBD", "Compliance in physical units (Macklin et al. 2016)"),
+        items=[(engine_solver.MODE_XPBD, "XPBD Springs",
+                "Tet-edge springs and volume constraints (Macklin et al. 2016): fastest, about 5x "
+                "softer than the Stiffness says"),
+               (engine_solver.MODE_CONTINUUM, "Continuum (FEM)",
+                "Corotated finite-element tets: the material behaves as its Stiffness and Volume say; "
+                "costs 3-4 times as much per frame"),
                (engine_solver.MODE_PBD, "PBD Spring",
                 "The seed's Chaos spring: stiffness 0–1, depends on substeps")],
         default=engine_solver.MODE_XPBD)
@@ -91,6 +96,33 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     ground_friction: FloatProperty(  # type: ignore[valid-type]
         name="Friction", default=0.5, min=0.0, max=1.0,
         description="Share of sliding removed while touching the ground")
+    use_goal: BoolProperty(  # type: ignore[valid-type]
+        name="Goal", default=False,
+        description="Pull vertices to where the object's animation puts them (secondary motion); "
+                    "goal weight 1 follows the animation exactly")
+    goal_group: StringProperty(  # type: ignore[valid-type]
+        name="Goal Group", default="",
+        description="Vertex group of goal weights; without one every vertex has the Default weight")
+    goal_default: FloatProperty(  # type: ignore[valid-type]
+        name="Default", default=0.7, min=0.0, max=1.0,
+        description="Goal weight of every vertex when no goal group is set")
+    goal_min: FloatProperty(  # type: ignore[valid-type]
+        name="Min", default=0.0, min=0.0, max=1.0,
+        description="Goal weight of a vertex with group weight 0 (group weights map to Min..Max)")
+    goal_max: FloatProperty(  # type: ignore[valid-type]
+        name="Max", default=1.0, min=0.0, max=1.0,
+        description="Goal weight of a vertex with group weight 1")
+    goal_stiffness: FloatProperty(  # type: ignore[valid-type]
+        name="Goal Stiffness", default=400.0, min=0.0, soft_max=10000.0,
+        description="Goal spring stiffness per kilogram [N/m/kg]: a vertex of goal weight g swings "
+                    "about its goal at sqrt(g x stiffness)/2pi Hz, whatever the cage resolution")
+    goal_damping: FloatProperty(  # type: ignore[valid-type]
+        name="Goal Damping", default=5.0, min=0.0, soft_max=50.0,
+        description="Decay rate [1/s] of a vertex's motion relative to its goal, times its goal weight")
+    use_colliders: BoolProperty(  # type: ignore[valid-type]
+        name="Colliders", default=True,
+        description="Collide with mesh objects that have Collision physics (their Thickness Outer, "
+                    "Thickness Inner and Damping, used as friction)")
     max_speed: FloatProperty(  # type: ignore[valid-type]
         name="Max Speed", default=100.0, min=1e-3, soft_max=1000.0,
         unit="VELOCITY", description="Speed limit of every control point [m/s]")

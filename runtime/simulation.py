@@ -17,9 +17,9 @@ import bpy
 import numpy as np
 
 from ..tetrig_addon import solver
-from ..tetrig_addon.binding import blend_matrix, pinned_control_points
+from ..tetrig_addon.binding import blend_matrix, control_point_goal_weights, pinned_control_points
 from ..tetrig_addon.timeline import FrameCache
-from . import bake_store, binding_store, cage_object, mesh_io
+from . import bake_store, binding_store, cage_object, mesh_io, scene_inputs
 from .properties import object_settings, ROLE_SOURCE
 
 # A vertex is pinned when its weight in the pin group is at least this.
@@ -41,6 +41,8 @@ class Prepared:
     blend: Any  # scipy.sparse.csr_matrix [N, Q]: offsets = blend @ displacements
     world_to_local: np.ndarray  # float64 [3, 3], linear part of the inverse world matrix
     unit_scale: float  # metres per Blender unit
+    rest_local: np.ndarray  # float64 [Q, 3], control points at rest in object space
+    follows: bool  # goals or pins follow the object's animated world matrix, frame by frame
 
 
 _prepared: dict[int, Prepared] = {}
@@ -50,6 +52,7 @@ _warned: dict[int, str] = {}
 
 def free(obj: bpy.types.Object | None = None) -> None:
     """Forget cached models and frames of one object, or of all objects."""
+    scene_inputs.free(obj)
     if obj is None:
         _prepared.clear()
         _caches.clear()
@@ -74,14 +77,28 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSet
         use_volume=s.use_volume, volume_stiffness=s.volume_stiffness, damping=s.damping, substeps=s.substeps,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
         ground_friction=s.ground_friction, max_speed=s.max_speed,
+        goal_stiffness=s.goal_stiffness, goal_damping=s.goal_damping,
     ).validated()
+
+
+def _goal_key(obj: bpy.types.Object) -> tuple:
+    s = object_settings(obj)
+    return (s.use_goal, s.goal_group, s.goal_default, s.goal_min, s.goal_max) if s.use_goal else (False,)
+
+
+def follows_animation(obj: bpy.types.Object) -> bool:
+    """Whether the soft body follows its object's animated transform with inertia: it has goals
+    or pins and its world matrix is animated. Otherwise it simulates in its start-frame pose and
+    the animation carries it rigidly (see ``rest_world_matrix``)."""
+    s = object_settings(obj)
+    return (s.use_goal or bool(s.pin_group)) and transform_animated(obj)
 
 
 def _model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
     s = object_settings(obj)
     cage = s.cage
-    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group,
-            scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices),
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
+            scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
             cage.session_uid if cage is not None else None)
 
 
@@ -163,15 +180,32 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
         if group_weights is not None:
             pinned = pinned_control_points(indices, weights, group_weights >= PIN_THRESHOLD,
                                            rest_local.shape[0])
+    goal = vertex_goal_weights(obj)
+    goal_weights = None if goal is None else control_point_goal_weights(indices, weights, goal, rest_local.shape[0])
     # every mesh vertex is a contact point: the mesh, not the cage, touches the ground
     model = solver.build_model(rest_world, tets, density=object_settings(obj).density, pinned=pinned,
-                               contacts=(indices, weights))
+                               contacts=(indices, weights), goal_weights=goal_weights)
     prepared = Prepared(key=key, model=model, indices=indices, weights=weights,
                         blend=blend_matrix(indices, weights, rest_local.shape[0]),
-                        world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale)
+                        world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale,
+                        rest_local=rest_local, follows=follows_animation(obj))
     _prepared[obj.session_uid] = prepared
     _caches.pop(obj.session_uid, None)
     return prepared
+
+
+def vertex_goal_weights(obj: bpy.types.Object) -> np.ndarray | None:
+    """Goal weight of every vertex, float64 [N] in [0, 1], or ``None`` without goals: the goal
+    group's weights mapped onto Min..Max (vertices outside the group get Min), or Default for all
+    without a group (Blender Soft Body's goal settings)."""
+    s = object_settings(obj)
+    if not s.use_goal:
+        return None
+    count = len(mesh_io.mesh_of(obj).vertices)
+    group = mesh_io.vertex_group_weights(obj, s.goal_group) if s.goal_group else None
+    if group is None:
+        return np.full(count, s.goal_default)
+    return s.goal_min + (s.goal_max - s.goal_min) * np.clip(group, 0.0, 1.0)
 
 
 def frame_dt(scene: bpy.types.Scene) -> float:
@@ -181,16 +215,31 @@ def frame_dt(scene: bpy.types.Scene) -> float:
 
 def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
                       depsgraph: bpy.types.Depsgraph) -> np.ndarray:
-    """Simulated control points at ``frame``: float64 [Q, 3] [m], world space × unit scale."""
+    """Simulated control points at ``frame``: float64 [Q, 3] [m], world space × unit scale.
+
+    Raises:
+        StaleBindingError: see ``prepare``; scene_inputs.InputsUnavailable: see there.
+    """
     prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
     dt = frame_dt(scene)
-    key = (prepared.key, settings, dt, scene.frame_start)
+    # reading the current frame's inputs first lets an edit since the last visit drop the cache
+    scene_inputs.inputs_at(obj, scene, scene.frame_current, depsgraph, prepared.follows)
+    key = (prepared.key, settings, dt, scene.frame_start, scene_inputs.version(obj))
     cache = _caches.get(obj.session_uid)
     if cache is None or cache.key != key:
         cache = FrameCache(scene.frame_start, solver.rest_state(prepared.model), key)
         _caches[obj.session_uid] = cache
-    state = cache.state_at(frame, lambda st, _f: solver.step(prepared.model, st, settings, dt))
+
+    def advance(state: solver.State, f: int) -> solver.State:
+        end = scene_inputs.inputs_at(obj, scene, f + 1, depsgraph, prepared.follows)
+        goals = None
+        if prepared.follows:
+            start = scene_inputs.inputs_at(obj, scene, f, depsgraph, prepared.follows)
+            goals = (goal_positions(prepared, start.world), goal_positions(prepared, end.world))
+        return solver.step(prepared.model, state, settings, dt, goals=goals, colliders=end.colliders)
+
+    state = cache.state_at(frame, advance)
     if cache.first_bad_frame is not None and obj.session_uid not in _warned:
         _warned[obj.session_uid] = (
             f"{obj.name}: the simulation became unstable at frame {cache.first_bad_frame} and was "
@@ -199,10 +248,34 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     return state.positions
 
 
-def local_displacements(prepared: Prepared, positions: np.ndarray) -> np.ndarray:
-    """Control-point displacements from rest in the object's local space: float64 [Q, 3]."""
-    disp_world = (positions - prepared.model.rest_positions) / prepared.unit_scale
-    return disp_world @ prepared.world_to_local.T
+def goal_positions(prepared: Prepared, world: np.ndarray) -> np.ndarray:
+    """The control points' rest positions carried by the world matrix ``world`` [4, 4]:
+    float64 [Q, 3] [m], where their goals are."""
+    return (prepared.rest_local @ world[:3, :3].T + world[:3, 3]) * prepared.unit_scale
+
+
+def local_displacements(prepared: Prepared, positions: np.ndarray,
+                        world: np.ndarray | None = None) -> np.ndarray:
+    """Control-point displacements from rest in the object's local space: float64 [Q, 3].
+
+    Args:
+        world: float64 [4, 4], the object's world matrix at that frame when the soft body follows
+            its animation; ``None`` for the start-frame pose it simulates in otherwise.
+    """
+    if world is None:
+        disp_world = (positions - prepared.model.rest_positions) / prepared.unit_scale
+        return disp_world @ prepared.world_to_local.T
+    local = (positions / prepared.unit_scale - world[:3, 3]) @ np.linalg.inv(world[:3, :3]).T
+    return local - prepared.rest_local
+
+
+def displacements_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+                     depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+    """The simulated control-point displacements at ``frame`` in object space: float64 [Q, 3]."""
+    prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
+    positions = control_points_at(obj, scene, frame, depsgraph)
+    world = scene_inputs.inputs_at(obj, scene, frame, depsgraph, True).world if prepared.follows else None
+    return local_displacements(prepared, positions, world)
 
 
 def write_back(obj: bpy.types.Object, displacements: np.ndarray) -> None:
@@ -233,8 +306,9 @@ def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
         world: float64 [4, 4], the object's world matrix (see ``rest_world_matrix``).
     """
     s = object_settings(obj)
-    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, scene.unit_settings.scale_length,
-            len(mesh_io.mesh_of(obj).vertices), sim_settings(obj, scene), frame_dt(scene), scene.frame_start)
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
+            scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
+            sim_settings(obj, scene), frame_dt(scene), scene.frame_start)
 
 
 def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
@@ -246,8 +320,7 @@ def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     if baked is not None:
         write_back(obj, baked)
         return
-    positions = control_points_at(obj, scene, frame, depsgraph)
-    write_back(obj, local_displacements(prepared, positions))
+    write_back(obj, displacements_at(obj, scene, frame, depsgraph))
 
 
 def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
@@ -263,7 +336,7 @@ def update_scene(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None
     for obj in soft_bodies(scene):
         try:
             update_object(obj, scene, frame, depsgraph)
-        except (StaleBindingError, ValueError) as exc:
+        except (StaleBindingError, scene_inputs.InputsUnavailable, ValueError) as exc:
             _prepared.pop(obj.session_uid, None)
             show_rest(obj)
             if _warned.get(obj.session_uid) != str(exc):

@@ -177,7 +177,7 @@ def test_animation_json_holds_the_played_control_points(bpy, addon, tmp_path):
 def test_the_bake_fingerprint_follows_the_frame_cache_key(bpy, addon):
     """``simulation.motion_key`` (what a bake's fingerprint digests) must hold every input of the
     live frame cache's key that is saved with the file; only the cage's session id, which changes
-    at every load, is left out. If this fails, ``_model_key`` changed: update ``motion_key``."""
+    at every load, and the scene-inputs version (per session) are left out. If this fails, ``_model_key`` changed: update ``motion_key``."""
     from tetrig.runtime import simulation
 
     obj = ball(bpy)
@@ -189,4 +189,6 @@ def test_the_bake_fingerprint_follows_the_frame_cache_key(bpy, addon):
     assert model_key == simulation._model_key(obj, scene, world)
     assert model_key[-1] == obj.tetrig.cage.session_uid
     motion = simulation.motion_key(obj, scene, world)
-    assert motion == (*model_key[:-1], *cache_key[1:])
+    # the last entry counts this session's drops of recorded scene inputs (scene_inputs.version)
+    assert cache_key[-1] == simulation.scene_inputs.version(obj)
+    assert motion == (*model_key[:-1], *cache_key[1:-1])

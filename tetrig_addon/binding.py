@@ -218,6 +218,32 @@ def pinned_control_points(indices: np.ndarray, weights: np.ndarray, vertex_pinne
     return pinned
 
 
+def control_point_goal_weights(indices: np.ndarray, weights: np.ndarray, vertex_goal: np.ndarray,
+                               control_point_count: int) -> np.ndarray:
+    """Goal weights of the control points from per-vertex goal weights.
+
+    A control point takes the average goal weight of the vertices it carries, weighted by their
+    barycentric weights (positive ones only); every control point a vertex of goal weight 1 uses
+    gets 1, so that vertex follows its goal exactly (as ``pinned_control_points``). Control points
+    no vertex uses keep 0.
+
+    Args:
+        indices: int [vertex_count, 4]; weights: float [vertex_count, 4].
+        vertex_goal: float [vertex_count] in [0, 1].
+        control_point_count: Q.
+
+    Returns:
+        float64 [control_point_count] in [0, 1].
+    """
+    idx = np.asarray(indices).ravel()
+    w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None).ravel()
+    goal = np.repeat(np.clip(np.asarray(vertex_goal, dtype=np.float64), 0.0, 1.0), 4)
+    total = np.bincount(idx, weights=w, minlength=control_point_count)
+    out = np.bincount(idx, weights=w * goal, minlength=control_point_count) / np.where(total > 0, total, 1.0)
+    exact = pinned_control_points(indices, weights, np.asarray(vertex_goal) >= 1.0, control_point_count)
+    return np.where(exact, 1.0, out)
+
+
 
 def blend_matrix(indices: np.ndarray, weights: np.ndarray, control_point_count: int) -> csr_matrix:
     """The blend as a sparse matrix B [vertex_count, control_point_count] with B @ q = blend(q).

@@ -583,7 +583,7 @@ def _nearest_on_mesh(collider: Collider,
         test_all(np.arange(point_count))
     else:
         _, nearest_center = collider.center_tree.query(points, k=1)
-        test(np.arange(point_count), nearest_center)
+        test(np.arange(point_count), np.asarray(nearest_center, dtype=np.int64))
         bound = np.sqrt(best_sq)
         smallest = min(size_class.reach for size_class in collider.size_classes)
         level = np.ceil(np.log(np.maximum(bound, smallest) / smallest) / np.log(BOUND_BIN_GROWTH))

@@ -15,6 +15,10 @@ acts like an explicitly integrated stiffness in one-iteration substeps, and on a
 5 m/s that never decayed). Both corotated constraints are zero at rest: no pre-stress, stable at
 1 substep. For small strains both models are linear elasticity with Lamé parameters μ and λ.
 
+Cost: one Gauss-Seidel pass per tet colour with a batched 3×3 SVD per tet; on the bunny's cage
+(4,283 tets, 10 substeps) 320–380 ms per frame against 80–100 ms for the edge-spring model
+(measured side by side, OPENBLAS_NUM_THREADS=1).
+
 Accuracy: with one iteration per substep and λ reset every substep (Macklin et al. 2019), a
 constraint of compliance α acts with the compliance α + Δt²·Σw|∇C|², so the material is softer by
 about (ω·Δt)², ω the highest frequency of a tet. A 10 m column of 1 m tets (E = 2 MPa, (ω·Δt)² ≈ 0.02

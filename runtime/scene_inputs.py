@@ -1,0 +1,188 @@
+"""What a soft body reads from the rest of the scene at each frame: its own world matrix (the goals
+follow it) and the collision objects, at any frame, not only the current one.
+
+The state at frame F depends on these inputs at every frame from the start to F (DESIGN.md,
+timeline rule). The current frame's inputs come from the depsgraph and are recorded per object
+and frame. Inputs of a frame not seen yet (a jump forward, a bake, a batch run) are sampled by
+setting the scene to each missing frame (``scene.frame_set``, our frame handler skips these) and
+back. A scene where nothing the soft body reads is animated has one set of inputs for all frames
+and never samples. When the current frame's inputs differ from what was recorded for it (a
+keyframe or a collider was edited), every record of that object is dropped and ``version``
+changes, so the frame cache rebuilds from the start frame.
+
+Sampling changes the scene's frame, so it only runs in the main thread, outside renders: a render
+that needs frames nobody has played yet raises ``InputsUnavailable`` (play or bake first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..tetrig_addon import colliders as collision
+from .properties import object_settings
+
+
+class InputsUnavailable(RuntimeError):
+    """Inputs of an earlier frame are needed but cannot be sampled now; the message says why."""
+
+
+@dataclass(frozen=True)
+class FrameInputs:
+    """One frame's inputs of one soft body.
+
+    Attributes:
+        world: float64 [4, 4], the object's evaluated world matrix (Blender units).
+        colliders: the collision objects, world space, metres.
+        fingerprint: bytes that change when any of it changes.
+    """
+
+    world: np.ndarray
+    colliders: tuple[collision.Collider, ...]
+    fingerprint: bytes
+
+
+_records: dict[int, dict[int, FrameInputs]] = {}
+_versions: dict[int, int] = {}
+_collider_cache: dict[bytes, collision.Collider] = {}
+# Colliders kept for reuse across frames (a static collider is built once); oldest dropped first.
+COLLIDER_CACHE_SIZE = 64
+_sampling = False
+
+
+def sampling() -> bool:
+    """Whether the scene's frame is being moved to sample inputs (the frame handler then waits)."""
+    return _sampling
+
+
+def free(obj: bpy.types.Object | None = None) -> None:
+    """Forget recorded inputs of one object, or of all (a new file, an undo)."""
+    if obj is None:
+        _records.clear()
+        _collider_cache.clear()
+    else:
+        _records.pop(obj.session_uid, None)
+    for uid in list(_versions) if obj is None else [obj.session_uid]:
+        _versions[uid] = _versions.get(uid, 0) + 1
+
+
+def version(obj: bpy.types.Object) -> int:
+    """Changes whenever the recorded inputs of ``obj`` are dropped (part of the frame cache key)."""
+    return _versions.get(obj.session_uid, 0)
+
+
+def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy.types.Object]:
+    """Mesh objects of the scene with Collision physics turned on, other than ``obj`` and its cage."""
+    if not object_settings(obj).use_colliders:
+        return []
+    cage = object_settings(obj).cage
+    return [o for o in scene.objects
+            if o.type == "MESH" and o != obj and o != cage and o.collision is not None and o.collision.use
+            and any(m.type == "COLLISION" for m in o.modifiers)]
+
+
+def _animated(o: bpy.types.Object) -> bool:
+    from .simulation import transform_animated  # one definition of "animated transform"
+    return transform_animated(o)
+
+
+def inputs_animated(obj: bpy.types.Object, scene: bpy.types.Scene, follows: bool) -> bool:
+    """Whether the inputs can differ between frames: the object's transform when the soft body
+    follows it, or a collider's transform or deforming modifiers."""
+    if follows and _animated(obj):
+        return True
+    return any(_animated(c) or any(m.type != "COLLISION" for m in c.modifiers)
+               for c in collision_objects(scene, obj))
+
+
+def _collider(c: bpy.types.Object, depsgraph: bpy.types.Depsgraph, unit: float) -> collision.Collider | None:
+    evaluated = c.evaluated_get(depsgraph)
+    mesh = evaluated.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        verts = np.empty(len(mesh.vertices) * 3)
+        mesh.vertices.foreach_get("co", verts)
+        tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+    finally:
+        evaluated.to_mesh_clear()
+    if tris.shape[0] == 0:
+        return None
+    m = np.array(evaluated.matrix_world, dtype=np.float64)
+    world = (verts.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]) * unit
+    settings = c.collision
+    params = np.array([settings.thickness_outer * unit, settings.thickness_inner * unit, settings.damping])
+    key = hashlib.blake2b(world.tobytes() + tris.tobytes() + params.tobytes(), digest_size=16).digest()
+    cached = _collider_cache.get(key)
+    if cached is None:
+        cached = collision.mesh_collider(world, tris.reshape(-1, 3), thickness_outer=params[0],
+                                         thickness_inner=params[1], friction=float(params[2]))
+        if len(_collider_cache) >= COLLIDER_CACHE_SIZE:
+            _collider_cache.pop(next(iter(_collider_cache)))
+        _collider_cache[key] = cached
+    return cached
+
+
+def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> FrameInputs:
+    """The inputs as the depsgraph has them now."""
+    unit = scene.unit_settings.scale_length
+    world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+    found = [_collider(c, depsgraph, unit) for c in collision_objects(scene, obj)]
+    colliders = tuple(c for c in found if c is not None)
+    digest = hashlib.blake2b(world.round(12).tobytes(), digest_size=16)
+    for c in colliders:
+        digest.update(c.vertices.tobytes())
+        digest.update(np.array([c.thickness_outer, c.thickness_inner, c.friction]).tobytes())
+    return FrameInputs(world, colliders, digest.digest())
+
+
+def inputs_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+              depsgraph: bpy.types.Depsgraph, follows: bool) -> FrameInputs:
+    """The inputs of ``obj`` at ``frame`` (see the module docstring).
+
+    Args:
+        follows: whether the soft body follows its animated transform (goals or pins).
+
+    Raises:
+        InputsUnavailable: the frame must be sampled but this is a render or another thread.
+    """
+    uid = obj.session_uid
+    records = _records.setdefault(uid, {})
+    if frame == scene.frame_current and not _sampling:
+        current = read(obj, scene, depsgraph)
+        known = records.get(frame)
+        if known is not None and known.fingerprint != current.fingerprint:
+            records.clear()
+            _versions[uid] = _versions.get(uid, 0) + 1
+        records[frame] = current
+        return current
+    if frame in records:
+        return records[frame]
+    if not inputs_animated(obj, scene, follows):
+        return records.setdefault(frame, read(obj, scene, depsgraph))
+    _sample(obj, scene, [f for f in range(scene.frame_start, frame + 1) if f not in records], depsgraph)
+    return records[frame]
+
+
+def _sample(obj: bpy.types.Object, scene: bpy.types.Scene, frames: list[int],
+            depsgraph: bpy.types.Depsgraph) -> None:
+    global _sampling
+    if (_sampling or depsgraph.mode == "RENDER" or threading.current_thread() is not threading.main_thread()
+            or bpy.app.is_job_running("RENDER")):
+        raise InputsUnavailable(
+            f"{obj.name}: it follows animation or moving colliders, and frames before this one were "
+            "never played; play the animation from the start (or bake) before rendering.")
+    records = _records.setdefault(obj.session_uid, {})
+    frame0, subframe0 = scene.frame_current, scene.frame_subframe
+    _sampling = True
+    try:
+        for f in frames:
+            scene.frame_set(f)
+            records[f] = read(obj, scene, bpy.context.evaluated_depsgraph_get())
+    finally:
+        scene.frame_set(frame0, subframe=subframe0)
+        _sampling = False

@@ -1,0 +1,135 @@
+"""Goals that follow keyframed animation, and Collision-physics colliders, in Blender (real bpy)."""
+
+import numpy as np
+import pytest
+from blender_helpers import COARSE_RESOLUTION, evaluated_positions, import_obj, rest_positions, world
+
+FPS = 24
+
+
+def keyframed_ball(bpy, goal_group: bool = True):
+    """An ico sphere whose top cap is in a goal group of weight 1; keyframed to move 2 m along x
+    from frame 1 to 12, then hold. Gravity off: all motion comes from the animation."""
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.5, location=(0.0, 0.0, 1.0))
+    obj = bpy.context.active_object
+    co = rest_positions(obj)
+    top = np.flatnonzero(co[:, 2] > 0.3)
+    group = obj.vertex_groups.new(name="Goal")
+    group.add(top.tolist(), 1.0, "REPLACE")
+    obj.location = (0.0, 0.0, 1.0)
+    obj.keyframe_insert("location", frame=1)
+    obj.location = (2.0, 0.0, 1.0)
+    obj.keyframe_insert("location", frame=12)
+    bpy.context.scene.use_gravity = False
+    s = obj.tetrig
+    s.resolution = COARSE_RESOLUTION
+    s.use_goal = True
+    s.goal_group = "Goal" if goal_group else ""
+    s.goal_min = 0.0
+    s.damping = 2.0
+    bpy.context.scene.frame_set(1)
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    return obj, top
+
+
+def test_keyframed_goal_pins_track_exactly_free_parts_lag_overshoot_and_settle(scene):
+    import bpy
+
+    obj, top = keyframed_ball(bpy)
+    rest = rest_positions(obj).astype(np.float64)
+    free = np.setdiff1d(np.arange(len(rest)), top)
+    lag = []
+    for f in range(1, 97):
+        scene.frame_set(f)
+        shown = world(obj, evaluated_positions(obj).astype(np.float64))
+        rigid = world(obj, rest)  # where the animation alone puts every vertex
+        np.testing.assert_allclose(shown[top], rigid[top], atol=1e-5)  # goal weight 1: exact
+        lag.append((shown[free] - rigid[free])[:, 0].mean())
+    lag = np.array(lag)
+    assert lag[:12].min() < -0.02  # behind while the animation moves it
+    assert lag[12:].max() > 0.01  # overshoots when the animation stops
+    assert np.abs(lag[-24:]).max() < 0.02 * lag[12:].max()  # and settles: the last second swings < 2 %
+
+
+def test_goal_frames_are_the_same_after_a_cold_jump(scene):
+    import bpy
+
+    obj, _ = keyframed_ball(bpy)
+    for f in range(1, 21):
+        scene.frame_set(f)
+    played = evaluated_positions(obj).copy()
+    bpy.ops.tetrig.reset_to_rest()  # forget every cached frame and recorded input
+    scene.frame_set(1)
+    scene.frame_set(20)  # a jump: frames 2-19 are sampled, not played
+    np.testing.assert_allclose(evaluated_positions(obj), played, atol=1e-6)
+    assert scene.frame_current == 20
+
+
+def _collision(bpy, obj, thickness=0.02):
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.modifier_add(type="COLLISION")
+    obj.collision.thickness_outer = thickness
+    obj.collision.damping = 0.5
+
+
+def _dropped_ball(bpy, location, radius=0.3):
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=radius, location=location)
+    obj = bpy.context.active_object
+    obj.tetrig.resolution = COARSE_RESOLUTION
+    obj.tetrig.damping = 2.0
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    return obj
+
+
+def _signed_depths(bpy, collider, points):
+    """Signed distance of points to the collider's surface (< 0 inside), with Blender's own BVH."""
+    from mathutils import Vector
+    from mathutils.bvhtree import BVHTree
+
+    tree = BVHTree.FromObject(collider, bpy.context.evaluated_depsgraph_get())
+    inv = collider.matrix_world.inverted()
+    out = []
+    for p in points:
+        local = inv @ Vector(p)
+        q, normal, _, dist = tree.find_nearest(local)
+        out.append(dist if (local - q).dot(normal) >= 0 else -dist)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("collider_kind", ["sphere", "mesh"])
+def test_ball_dropped_on_a_collider_never_sinks_in_by_more_than_the_thickness(scene, collider_kind):
+    import bpy
+
+    if collider_kind == "sphere":
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=1.0, location=(0.0, 0.0, 0.0))
+        collider = bpy.context.active_object
+        top = 1.0
+    else:
+        collider = import_obj("spot")  # a closed cow, Y-up OBJ imported Z-up by Blender
+        bpy.context.view_layer.update()
+        top = float(world(collider, rest_positions(collider).astype(np.float64))[:, 2].max())
+    _collision(bpy, collider, thickness=0.02)
+    ball = _dropped_ball(bpy, (0.05, 0.0, top + 0.5))
+    deepest = []
+    for f in range(1, 49):
+        scene.frame_set(f)
+        shown = world(ball, evaluated_positions(ball).astype(np.float64))
+        deepest.append(_signed_depths(bpy, collider, shown).min())
+    deepest = np.array(deepest)
+    assert deepest.min() < 0.02 + 1e-3  # it reached the collider
+    assert deepest.min() > -0.02  # and no vertex went in deeper than the thickness
+    assert np.isfinite(deepest).all()
+
+
+def test_collider_off_lets_the_ball_fall_through(scene):
+    import bpy
+
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=1.0, location=(0.0, 0.0, 0.0))
+    collider = bpy.context.active_object
+    _collision(bpy, collider)
+    ball = _dropped_ball(bpy, (0.05, 0.0, 1.5))
+    ball.tetrig.use_colliders = False
+    for f in range(1, 25):
+        scene.frame_set(f)
+    shown = world(ball, evaluated_positions(ball).astype(np.float64))
+    assert _signed_depths(bpy, collider, shown).min() < -0.1
