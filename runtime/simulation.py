@@ -197,14 +197,21 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
 def vertex_goal_weights(obj: bpy.types.Object) -> np.ndarray | None:
     """Goal weight of every vertex, float64 [N] in [0, 1], or ``None`` without goals: the goal
     group's weights mapped onto Min..Max (vertices outside the group get Min), or Default for all
-    without a group (Blender Soft Body's goal settings)."""
+    without a group (Blender Soft Body's goal settings).
+
+    Raises:
+        StaleBindingError: the goal group named does not exist.
+    """
     s = object_settings(obj)
     if not s.use_goal:
         return None
     count = len(mesh_io.mesh_of(obj).vertices)
-    group = mesh_io.vertex_group_weights(obj, s.goal_group) if s.goal_group else None
-    if group is None:
+    if not s.goal_group:
         return np.full(count, s.goal_default)
+    group = mesh_io.vertex_group_weights(obj, s.goal_group)
+    if group is None:
+        raise StaleBindingError(f"{obj.name}: its goal group {s.goal_group!r} does not exist; "
+                                "pick a vertex group or clear the field.")
     return s.goal_min + (s.goal_max - s.goal_min) * np.clip(group, 0.0, 1.0)
 
 

@@ -133,3 +133,14 @@ def test_collider_off_lets_the_ball_fall_through(scene):
         scene.frame_set(f)
     shown = world(ball, evaluated_positions(ball).astype(np.float64))
     assert _signed_depths(bpy, collider, shown).min() < -0.1
+
+
+def test_a_missing_goal_group_is_reported_and_shows_the_rest_shape(scene):
+    import bpy
+    from tetrig.runtime import simulation
+
+    obj, _ = keyframed_ball(bpy)
+    obj.tetrig.goal_group = "NoSuchGroup"
+    scene.frame_set(6)
+    assert "goal group 'NoSuchGroup' does not exist" in simulation.status(obj)
+    np.testing.assert_array_equal(evaluated_positions(obj), rest_positions(obj))
