@@ -34,6 +34,25 @@ def on_undo_redo(*_args: object) -> None:
     simulation.free()
 
 
+# Modes in which a depsgraph update of a soft body's mesh is the user editing its weights or
+# vertices (painting a Pin or Goal group, edit mode), not TetRig writing its offsets.
+_EDIT_MODES = {"PAINT_WEIGHT", "EDIT_MESH"}
+
+
+@persistent
+def on_depsgraph_update_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    # Frame changes do not come through here (checked: frame_set sends no depsgraph_update_post),
+    # user edits do. A painted Pin or Goal group changes the model: build it again at the next
+    # frame. Outside the edit modes nothing is dropped, so bakes and playback keep their caches.
+    if bpy.context.mode not in _EDIT_MODES:
+        return
+    edited = {u.id.original for u in depsgraph.updates
+              if isinstance(u.id, bpy.types.Mesh) and u.is_updated_geometry}
+    for obj in simulation.soft_bodies(scene):
+        if obj.data in edited:
+            simulation.free(obj)
+
+
 @persistent
 def on_render_init(scene: bpy.types.Scene, *_args: object) -> None:
     render_guard.render_started(scene)
@@ -45,6 +64,7 @@ _HANDLERS = (
     (bpy.app.handlers.undo_post, on_undo_redo),
     (bpy.app.handlers.redo_post, on_undo_redo),
     (bpy.app.handlers.render_init, on_render_init),
+    (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update_post),
 )
 
 

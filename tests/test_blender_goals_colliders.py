@@ -144,3 +144,25 @@ def test_a_missing_goal_group_is_reported_and_shows_the_rest_shape(scene):
     scene.frame_set(6)
     assert "goal group 'NoSuchGroup' does not exist" in simulation.status(obj)
     np.testing.assert_array_equal(evaluated_positions(obj), rest_positions(obj))
+
+
+def test_painting_the_goal_group_is_picked_up_at_the_next_frame(scene):
+    import bpy
+
+    obj, top = keyframed_ball(bpy)
+    for f in range(1, 11):
+        scene.frame_set(f)
+    before = evaluated_positions(obj).copy()
+    bpy.ops.object.mode_set(mode="WEIGHT_PAINT")
+    co = rest_positions(obj)
+    obj.vertex_groups["Goal"].add(np.flatnonzero(co[:, 2] > -0.2).tolist(), 1.0, "REPLACE")
+    obj.data.update()
+    bpy.context.view_layer.update()  # the depsgraph update a paint stroke sends
+    bpy.ops.object.mode_set(mode="OBJECT")
+    scene.frame_set(9)
+    scene.frame_set(10)
+    painted = evaluated_positions(obj).copy()
+    bpy.ops.tetrig.reset_to_rest()
+    scene.frame_set(10)
+    np.testing.assert_allclose(painted, evaluated_positions(obj), atol=1e-6)  # as if built so
+    assert np.abs(painted - before).max() > 0.01  # and the painting changed the motion

@@ -17,7 +17,9 @@ def spring_model(mass: float, length: float = 1.0) -> solver.Model:
     return solver.Model(
         rest_positions=x0, inverse_masses=np.array([0.0, 1.0 / mass]),
         edges=np.array([[0, 1]], dtype=np.int32), rest_lengths=np.array([length]),
-        color_offsets=np.array([0, 1]), edge_compliance_scale=np.array([1.0]), tets=np.zeros((0, 4), dtype=np.int32),
+        # α = scale / E_s with E_s = 6·E (no volume constraints): scale 6 makes α = 1/E, so that
+        # E is the spring's stiffness in N/m
+        color_offsets=np.array([0, 1]), edge_compliance_scale=np.array([solver.SPRING_NETWORK_YOUNG_SHARE]), tets=np.zeros((0, 4), dtype=np.int32),
         rest_volumes=np.zeros(0), tet_color_offsets=np.array([0]), masses=np.array([np.inf, mass]),
         edge_counts=np.ones(2), tet_counts=np.ones(2))
 
@@ -25,7 +27,6 @@ def spring_model(mass: float, length: float = 1.0) -> solver.Model:
 def test_spring_period_matches_two_pi_sqrt_m_over_k():
     mass, k = 0.5, 200.0
     model = spring_model(mass)
-    # edge_compliance_scale 1: α = 1/E, so E = k gives a spring of stiffness k [N/m]
     settings = solver.SimSettings(youngs_modulus=k, damping=0.0, gravity=(0.0, 0.0, 0.0),
                                   substeps=20, use_volume=False)
     state = solver.State(model.rest_positions + [[0, 0, 0], [0.05, 0, 0]], np.zeros((2, 3)))

@@ -321,12 +321,39 @@ def rest_state(model: Model) -> State:
     return State(model.rest_positions.copy(), np.zeros_like(model.rest_positions))
 
 
+# A spring network (springs along every tet edge, each of stiffness k = E_s·V_e/l², edge directions
+# spread evenly) has the Lamé parameters λ = μ = E_s/15 (a Cauchy solid: W = ½·E_s·⟨(nᵀεn)²⟩ with
+# ⟨nᵢnⱼnₖnₗ⟩ = (δᵢⱼδₖₗ + δᵢₖδⱼₗ + δᵢₗδⱼₖ)/15), so its Young's modulus is E_s/6 (ν = 1/4).
+# ``spring_moduli`` picks E_s and the volume constraints' modulus to give the material's μ and λ.
+SPRING_NETWORK_LAME_SHARE = 15.0
+# Without volume constraints the network's ν is 1/4: E_s = 6·E gives Young's modulus E.
+SPRING_NETWORK_YOUNG_SHARE = 6.0
+# Floor of the volume constraints' modulus, as a share of K, when the springs alone already hold
+# more than the asked bulk modulus (ν < 1/4): the constraints still undo inverted tets.
+MIN_VOLUME_SHARE = 1e-3
+
+
+def spring_moduli(settings: SimSettings) -> tuple[float, float]:
+    """(E_s, K_v) [Pa]: the spring modulus of the tet edges (compliance α = l₀²/(E_s·V_e)) and
+    the volume constraints' modulus, such that the spring network plus volume constraints has
+    the material's Young's modulus E and bulk modulus K: μ = 3KE/(9K − E), λ = K − 2μ/3,
+    E_s = 15·μ, K_v = λ − μ (floored at ``MIN_VOLUME_SHARE``·K). Without volume constraints
+    E_s = 6·E. Exact for evenly spread edge directions; a BCC cage is close (tested on a column).
+    """
+    e, k = settings.youngs_modulus, settings.volume_stiffness
+    if not settings.use_volume or 9.0 * k <= e:
+        return SPRING_NETWORK_YOUNG_SHARE * e, k
+    mu = 3.0 * k * e / (9.0 * k - e)
+    lam = k - 2.0 * mu / 3.0
+    return SPRING_NETWORK_LAME_SHARE * mu, max(lam - mu, MIN_VOLUME_SHARE * k)
+
+
 def _edge_gains(model: Model, sim_dt: float, settings: SimSettings) -> np.ndarray:
     """float64 [edge_count]: Δλ = −gain·C for each edge, constant over a step (it depends on Δt and
     the stiffness). XPBD: 1 / (w_i + w_j + α/Δt²); PBD: k / (w_i + w_j); 0 for two pinned ends."""
     w = model.inverse_masses
     if settings.mode == MODE_XPBD:
-        alpha_tilde = model.edge_compliance_scale / (settings.youngs_modulus * sim_dt * sim_dt)
+        alpha_tilde = model.edge_compliance_scale / (spring_moduli(settings)[0] * sim_dt * sim_dt)
         scale = 1.0
     else:
         alpha_tilde, scale = np.zeros(model.edge_count), settings.stiffness
@@ -381,7 +408,7 @@ def _volume_gradients(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _volume_plan(model: Model, sim_dt: float, settings: SimSettings) -> list[tuple]:
     """Per-colour arrays for ``solve_volumes``: (tets, w [k,4], 6V₀, α̃)."""
     w = model.inverse_masses[model.tets]
-    alpha_tilde = 36.0 * model.rest_volumes / (settings.volume_stiffness * sim_dt * sim_dt)
+    alpha_tilde = 36.0 * model.rest_volumes / (spring_moduli(settings)[1] * sim_dt * sim_dt)
     o = model.tet_color_offsets
     return [(model.tets[o[c]:o[c + 1]], w[o[c]:o[c + 1]], 6.0 * model.rest_volumes[o[c]:o[c + 1]],
              alpha_tilde[o[c]:o[c + 1]]) for c in range(o.shape[0] - 1)]
@@ -428,7 +455,7 @@ def solve_volumes_jacobi(model: Model, x: np.ndarray, sim_dt: float, settings: S
     t = model.tets
     grads, six_v = _volume_gradients(x[t])
     wt = w[t]
-    alpha_tilde = 36.0 * model.rest_volumes / (settings.volume_stiffness * sim_dt * sim_dt)
+    alpha_tilde = 36.0 * model.rest_volumes / (spring_moduli(settings)[1] * sim_dt * sim_dt)
     denom = np.einsum("kj,kj->k", wt, np.einsum("kji,kji->kj", grads, grads)) + alpha_tilde
     dlam = -(six_v - 6.0 * model.rest_volumes) / np.where(denom > 0.0, denom, np.inf)
     delta = (wt * dlam[:, None])[:, :, None] * grads
@@ -440,6 +467,8 @@ def solve_volumes_jacobi(model: Model, x: np.ndarray, sim_dt: float, settings: S
 CONTACT_MARGIN_FACTOR = 3.0
 # ... plus this fraction of the cage's size, for motion the constraints add on top.
 CONTACT_MARGIN_EXTENT = 0.01
+# A contact's speed is taken as at least this share of the fastest control point's.
+CONTACT_SPEED_SHARE = 0.25
 
 
 def ground_candidates(model: Model, state: State, settings: SimSettings, frame_dt: float) -> tuple:
@@ -449,7 +478,7 @@ def ground_candidates(model: Model, state: State, settings: SimSettings, frame_d
     if settings.ground_height is None or idx.shape[0] == 0:
         return idx[:0], w[:0]
     z = np.einsum("vk,vk->v", w, state.positions[idx, 2])
-    near = z - settings.ground_height < _contact_margins(model, state, settings, frame_dt, w)
+    near = z - settings.ground_height < _contact_margins(model, state, settings, frame_dt, idx, w)
     return idx[near], w[near]
 
 
@@ -485,66 +514,101 @@ def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimS
 
 
 def _contact_margins(model: Model, state: State, settings: SimSettings, frame_dt: float,
-                     weights: np.ndarray) -> np.ndarray:
-    """float64 [contact_count] [m]: how far each contact vertex could move during the next frame."""
-    speed = float(np.sqrt(np.einsum("ij,ij->i", state.velocities, state.velocities).max()))
-    travel = frame_dt * (speed + float(np.linalg.norm(settings.gravity)) * frame_dt)
+                     indices: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """float64 [contact_count] [m]: how far each contact vertex could move during the next frame:
+    its control points' own speeds (Σₖ|wₖ|·|vₖ|, an extrapolating vertex moves up to Σ|w| times
+    its control points), at least ``CONTACT_SPEED_SHARE`` of the fastest point's (the constraints
+    pass motion on within a frame), plus a free fall from rest (½·g·Δt²), times
+    ``CONTACT_MARGIN_FACTOR``, plus ``CONTACT_MARGIN_EXTENT`` of the cage's size."""
+    speeds = np.sqrt(np.einsum("ij,ij->i", state.velocities, state.velocities))
+    reach = np.abs(weights).sum(1)
+    own = np.einsum("vk,vk->v", np.abs(weights), speeds[indices])
+    speed = np.maximum(own, reach * CONTACT_SPEED_SHARE * float(speeds.max(initial=0.0)))
+    fall = 0.5 * float(np.linalg.norm(settings.gravity)) * frame_dt * frame_dt
     extent = float(np.ptp(model.rest_positions, axis=0).max())
-    reach = np.abs(weights).sum(1)  # an extrapolating vertex moves up to Σ|w| times its control points
-    return reach * (CONTACT_MARGIN_FACTOR * travel + CONTACT_MARGIN_EXTENT * extent)
+    return CONTACT_MARGIN_FACTOR * (frame_dt * speed + reach * fall) + reach * CONTACT_MARGIN_EXTENT * extent
 
 
 def collider_candidates(model: Model, state: State, settings: SimSettings, frame_dt: float,
                         colliders: Sequence[collision.Collider]) -> list[tuple]:
-    """Per collider, the contacts that could touch it during the next frame:
-    [(collider, indices [c, 4], weights [c, 4])], colliders no contact can reach left out."""
+    """The frame's collision constraints: per collider, the contacts that could touch it during
+    the next frame with the surface's tangent plane at their closest point,
+    [(collider, indices [c, 4], weights [c, 4], surface points [c, 3] [m], normals [c, 3])].
+
+    As in Müller et al. 2007, "Position Based Dynamics" (§3.5), the constraints are generated once
+    per time step (here a frame) and kept through its substeps: each substep then measures the
+    distance to the plane, n·(p − s), not to the mesh. Exact queries are made only for vertices a
+    cheap lower bound (distance to the collider's box, or to the nearest triangle's enclosing ball)
+    cannot rule out; colliders no contact can reach are left out."""
     idx, w = model.contact_indices, model.contact_weights
     if not colliders or idx.shape[0] == 0:
         return []
     p = np.einsum("vk,vkc->vc", w, state.positions[idx])
-    margin = _contact_margins(model, state, settings, frame_dt, w)
+    margin = _contact_margins(model, state, settings, frame_dt, idx, w)
     out = []
     for collider in colliders:
-        near = collision.near(collider, p, float(margin.max()))
-        if near.any():
-            out.append((collider, idx[near], w[near]))
+        near = np.flatnonzero(collision.near(collider, p, float(margin.max())))
+        if near.shape[0] == 0:
+            continue
+        reach = margin[near] + collider.contact_reach
+        q = p[near]
+        gap = np.maximum(np.maximum(collider.bounds_min - q, q - collider.bounds_max), 0.0)
+        lower = np.sqrt(np.einsum("ij,ij->i", gap, gap))
+        inside_box = lower == 0.0
+        if inside_box.any():
+            centre_distance, _ = collider.center_tree.query(q[inside_box], k=1)
+            lower[inside_box] = np.maximum(centre_distance - collider.max_reach, 0.0)
+        # a closed collider's inside is a contact at any depth: a zero lower bound keeps it
+        maybe = np.flatnonzero(lower < reach)
+        if maybe.shape[0] == 0:
+            continue
+        distance, normal = collision.signed_distance(collider, q[maybe])
+        band = (distance if collider.closed else np.abs(distance)) < reach[maybe]
+        if band.any():
+            keep = near[maybe[band]]
+            surface = q[maybe[band]] - distance[band, None] * normal[band]
+            out.append((collider, idx[keep], w[keep], surface, normal[band]))
     return out
 
 
 def solve_colliders(model: Model, x: np.ndarray, x_prev: np.ndarray, contacts: list[tuple]) -> None:
     """Push contact vertices out of collision objects, through their control points (in place).
 
-    For a contact vertex p = Σₖ wₖ xₖ that is less than the collider's outer thickness outside its
-    surface (``colliders.penetration_from_distance``) by depth d along the outward normal n, the PBD
-    update of C = n·(p − p_surface) − thickness over the positive weights (as ``solve_ground``) gives
-    control point k the correction w⁻¹ₖ·wₖ·Δλ·n, Δλ = d / Σₖ wₖ²w⁻¹ₖ. Corrections several contacts ask
-    of one control point are averaged (Jacobi), then the control points that moved lose the
-    collider's ``friction`` share of their tangential motion this substep. Seed problem 4: the mesh
-    vertices, not only the control points, stay outside the collider.
+    ``contacts`` come from ``collider_candidates``. A contact vertex p = Σₖ wₖ xₖ at distance
+    d = n·(p − s) from its tangent plane that is in contact (``colliders.penetration_from_distance``:
+    closer than the outer thickness) gets the depth t − d; the PBD update of C = n·p − n·s − t over
+    the positive weights (as ``solve_ground``) gives control point k the correction w⁻¹ₖ·wₖ·Δλ·n,
+    Δλ = (t − d) / Σₖ wₖ²w⁻¹ₖ. Corrections several contacts ask of one control point are averaged
+    (Jacobi), then the control points that moved lose the collider's ``friction`` share of their
+    tangential motion this substep. Seed problem 4: the mesh vertices, not only the control points,
+    stay outside the collider.
     """
-    for collider, idx, w in contacts:
-        p = np.einsum("vk,vkc->vc", w, x[idx])
-        distance, normal = collision.signed_distance(collider, p)
-        depth = collision.penetration_from_distance(collider, distance)
+    n = x.shape[0]
+    for collider, idx_all, w_all, surface, normal_all in contacts:
+        p = np.einsum("vk,vkc->vc", w_all, x[idx_all])
+        depth = collision.penetration_from_distance(
+            collider, np.einsum("ij,ij->i", normal_all, p - surface))
         hit = depth > 0.0
         if not hit.any():
             continue
-        idx_h, w_h, depth, normal = idx[hit], w[hit], depth[hit], normal[hit]
-        inv = np.where(w_h > 0.0, model.inverse_masses[idx_h], 0.0)
-        denom = np.einsum("vk,vk,vk->v", w_h, w_h, inv)
+        idx, w, depth, normal = idx_all[hit], w_all[hit], depth[hit], normal_all[hit]
+        inv = np.where(w > 0.0, model.inverse_masses[idx], 0.0)
+        denom = np.einsum("vk,vk,vk->v", w, w, inv)
         dlam = np.where(denom > 0.0, depth / np.where(denom > 0.0, denom, 1.0), 0.0)
-        share = inv * w_h * dlam[:, None]  # [c, 4]: how far each control point moves along n
-        n = x.shape[0]
-        count = np.bincount(idx_h.ravel(), weights=(share > 0.0).ravel().astype(np.float64), minlength=n)
+        share = inv * w * dlam[:, None]  # [c, 4]: how far each control point moves along n
+        pushed = (share > 0.0).ravel()
+        flat = idx.ravel()
+        count = np.bincount(flat, weights=pushed.astype(np.float64), minlength=n)
         moved = count > 0.0
         delta = np.zeros_like(x)
         normal_sum = np.zeros_like(x)
         for axis in range(3):
-            delta[:, axis] = np.bincount(idx_h.ravel(), weights=(share * normal[:, None, axis]).ravel(), minlength=n)
-            normal_sum[:, axis] = np.bincount(idx_h.ravel(), weights=np.repeat(normal[:, axis], 4) * (share > 0.0).ravel(), minlength=n)
+            delta[:, axis] = np.bincount(flat, weights=(share * normal[:, None, axis]).ravel(), minlength=n)
+            normal_sum[:, axis] = np.bincount(flat, weights=np.repeat(normal[:, axis], 4) * pushed, minlength=n)
         x[moved] += delta[moved] / count[moved, None]
         # friction: remove a share of the motion along the surface (the averaged normal's plane)
-        nrm = normal_sum[moved] / np.maximum(np.linalg.norm(normal_sum[moved], axis=1), MIN_EDGE_LENGTH)[:, None]
+        nrm = normal_sum[moved]
+        nrm /= np.maximum(np.linalg.norm(nrm, axis=1), MIN_EDGE_LENGTH)[:, None]
         motion = x[moved] - x_prev[moved]
         tangential = motion - np.einsum("ij,ij->i", motion, nrm)[:, None] * nrm
         x[moved] -= collider.friction * tangential
