@@ -10,8 +10,9 @@ and never samples. When the current frame's inputs differ from what was recorded
 keyframe or a collider was edited), every record of that object is dropped and ``version``
 changes, so the frame cache rebuilds from the start frame.
 
-Sampling changes the scene's frame, so it only runs in the main thread, outside renders: a render
-that needs frames nobody has played yet raises ``InputsUnavailable`` (play or bake first).
+Sampling changes the scene's frame, so it only runs in the main thread and never while a UI render
+job runs (its thread reads the scene): such a render of frames nobody has played yet raises
+``InputsUnavailable`` (play or bake first). Command-line renders (``blender -b -f N``) sample.
 """
 
 from __future__ import annotations
@@ -171,7 +172,9 @@ def inputs_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
 def _sample(obj: bpy.types.Object, scene: bpy.types.Scene, frames: list[int],
             depsgraph: bpy.types.Depsgraph) -> None:
     global _sampling
-    if (_sampling or depsgraph.mode == "RENDER" or threading.current_thread() is not threading.main_thread()
+    # A render from the command line (blender -b -f/-a) runs in the main thread and may move the
+    # frame between its own evaluations; a UI render job's thread is reading the scene meanwhile.
+    if (_sampling or threading.current_thread() is not threading.main_thread()
             or bpy.app.is_job_running("RENDER")):
         raise InputsUnavailable(
             f"{obj.name}: it follows animation or moving colliders, and frames before this one were "

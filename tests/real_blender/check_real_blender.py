@@ -95,6 +95,22 @@ def test_background_animation_render(scene_blend: Path) -> None:
     assert np.array_equal(rest, images[0]) and np.abs(rest - images[-1]).max() > 0.1
 
 
+def test_goal_animation_renders_the_same_cold_as_in_sequence(tmp_path: Path) -> None:
+    """A goal-animated soft body (tests/real_blender/make_goal_scene.py): ``-f 12`` reads the
+    world matrices of frames 1-11 by stepping the scene there and back, and renders what ``-a``
+    rendered at frame 12; without the add-on the file renders the rest shape."""
+    blender("-b", "--factory-startup", "--python", "tests/real_blender/make_goal_scene.py", "--", str(tmp_path))
+    scene = tmp_path / "goal_scene.blend"
+    blender("-b", str(scene), "--python", "scripts/load_addon.py", "-a")
+    cold = blender("-b", str(scene), "--python", "scripts/load_addon.py", "-o", str(tmp_path / "still_####"),
+                   "-f", str(FRAMES))
+    assert "TetRig: Goal:" not in cold.stdout  # no "play or bake first" warning
+    blender("-b", str(scene), "-o", str(tmp_path / "rest_####"), "-f", str(FRAMES))
+    animated = pixels(tmp_path / f"goal_{FRAMES:04d}.png")
+    assert np.array_equal(pixels(tmp_path / f"still_{FRAMES:04d}.png"), animated)
+    assert np.abs(pixels(tmp_path / f"rest_{FRAMES:04d}.png") - animated).max() > 0.1
+
+
 @pytest.mark.skipif(not (ROOT / "usr" / "bin" / "xvfb-run").is_file(), reason="no xvfb-run in the root")
 def test_ui_animation_render_simulates_in_the_main_thread_only(scene_blend: Path) -> None:
     """F12-style render job: the frame handler runs in the render thread, the solver never does."""
