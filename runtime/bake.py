@@ -27,7 +27,7 @@ import bpy
 import numpy as np
 
 from ..tetrig_addon.fingerprint import fingerprint
-from . import bake_store, cage_object, simulation
+from . import bake_store, cage_object, scene_inputs, simulation
 from .properties import object_settings, ROLE_SOURCE
 
 # Frames between progress lines of a bake run without a window.
@@ -74,7 +74,8 @@ def status(obj: bpy.types.Object, scene: bpy.types.Scene,
         animated = settings.has_rest_matrix and simulation.transform_animated(obj)
         world = (np.array(settings.rest_matrix, dtype=np.float64).reshape(4, 4) if animated
                  else np.array(obj.matrix_world, dtype=np.float64))
-    return BakeStatus(info=header, outdated=current_fingerprint(obj, scene, world) != header.fingerprint)
+    outdated = current_fingerprint(obj, scene, world) != header.fingerprint or simulation.inputs_changed(obj)
+    return BakeStatus(info=header, outdated=outdated)
 
 
 def bakeable(obj: bpy.types.Object | None) -> str:
@@ -98,6 +99,7 @@ class _ObjectBake:
     frame_start: int
     frame_end: int
     fingerprint: str = ""
+    inputs: list[str] = field(default_factory=list)  # scene_inputs.motion_digest per baked frame
     rest_local: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3), dtype=np.float32))
     next_frame: int = 0
@@ -203,8 +205,10 @@ class BakeJob:
         settings = object_settings(obj)
         header = bake_store.BakeInfo(frame_start=job.frame_start, frame_end=job.frame_end,
                                      control_point_count=job.positions.shape[1],
-                                     bind_id=settings.bind_id, fingerprint=job.fingerprint)
+                                     bind_id=settings.bind_id, fingerprint=job.fingerprint,
+                                     inputs="".join(job.inputs))
         bake_store.write(settings.cage, header, job.positions)
+        simulation.forget_input_changes(obj)
         self.results.append(BakeResult(job.name, header, job.seconds))
 
     def step(self, depsgraph: bpy.types.Depsgraph, budget_s: float = 0.1,
@@ -230,10 +234,12 @@ class BakeJob:
             world = simulation.rest_world_matrix(obj, depsgraph)
             if fingerprint(simulation.motion_key(obj, scene, world)) != job.fingerprint:
                 raise BakeError(f"{obj.name}: its settings changed while baking; bake again")
-            simulation.prepare(obj, scene, world)  # raises if the binding went stale
+            follows = simulation.prepare(obj, scene, world).follows  # raises on a stale binding
             while job.next_frame <= job.frame_end:
                 t0 = time.perf_counter()
                 local = job.rest_local + simulation.displacements_at(obj, scene, job.next_frame, depsgraph)
+                job.inputs.append(scene_inputs.motion_digest(
+                    scene_inputs.inputs_at(obj, scene, job.next_frame, depsgraph, follows), follows))
                 job.positions[job.next_frame - job.frame_start] = local
                 job.seconds += time.perf_counter() - t0
                 if progress is not None:

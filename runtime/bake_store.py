@@ -11,6 +11,10 @@ it; it shows under the add-on's own ``tetrig`` group only with Developer Extras 
   anyway, so this only guards against a cage that was reassigned by hand);
 - ``fingerprint`` (str): digest of everything the motion depended on
   (``simulation.motion_key``); another current value means the bake is *outdated*;
+- ``inputs`` (str, optional): ``scene_inputs.DIGEST_HEX`` hex digits per frame, what the motion
+  took from the scene at that frame (``scene_inputs.motion_digest``: the animated world matrix it
+  follows, the colliders); playback compares each shown frame's with it to tell a bake outdated
+  by an animation or collider edit;
 - ``positions`` (float32 array, F·Q·3): control points in the cage's (= the soft body's) object
   space, frame after frame, point after point, x y z.
 
@@ -46,6 +50,7 @@ class BakeInfo:
     control_point_count: int
     bind_id: str
     fingerprint: str
+    inputs: str = ""
 
     @property
     def frame_count(self) -> int:
@@ -81,6 +86,7 @@ def write(cage: bpy.types.Object, info: BakeInfo, positions: np.ndarray) -> None
         "control_point_count": int(info.control_point_count),
         "bind_id": info.bind_id,
         "fingerprint": info.fingerprint,
+        "inputs": info.inputs,
         "positions": data.ravel(),
     }
 
@@ -98,7 +104,8 @@ def info(cage: bpy.types.Object | None) -> BakeInfo | None:
             return None
         result = BakeInfo(frame_start=int(group["frame_start"]), frame_end=int(group["frame_end"]),
                           control_point_count=int(group["control_point_count"]),
-                          bind_id=str(group["bind_id"]), fingerprint=str(group["fingerprint"]))
+                          bind_id=str(group["bind_id"]), fingerprint=str(group["fingerprint"]),
+                          inputs=str(group.get("inputs", "")))
         positions = group["positions"]
         typecode = getattr(positions, "typecode", None)
     except (KeyError, TypeError, ValueError):

@@ -40,11 +40,27 @@ class FrameInputs:
         world: float64 [4, 4], the object's evaluated world matrix (Blender units).
         colliders: the collision objects, world space, metres.
         fingerprint: bytes that change when any of it changes.
+        collider_digest: bytes that change when the colliders change.
     """
 
     world: np.ndarray
     colliders: tuple[collision.Collider, ...]
     fingerprint: bytes
+    collider_digest: bytes = b""
+
+
+# Hex digits of one frame's ``motion_digest``.
+DIGEST_HEX = 32
+
+
+def motion_digest(inputs: FrameInputs, follows: bool) -> str:
+    """What the motion took from the scene at one frame, as ``DIGEST_HEX`` hex digits: the world
+    matrix when the soft body follows its animation (otherwise it moves rigidly with it and the
+    matrix does not change the motion) and the colliders. A bake stores one per frame."""
+    digest = hashlib.blake2b(inputs.collider_digest, digest_size=DIGEST_HEX // 2)
+    if follows:
+        digest.update(inputs.world.round(12).tobytes())
+    return digest.hexdigest()
 
 
 _records: dict[int, dict[int, FrameInputs]] = {}
@@ -134,11 +150,13 @@ def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Dep
     world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
     found = [_collider(c, depsgraph, unit) for c in collision_objects(scene, obj)]
     colliders = tuple(c for c in found if c is not None)
-    digest = hashlib.blake2b(world.round(12).tobytes(), digest_size=16)
+    collider_digest = hashlib.blake2b(digest_size=16)
     for c in colliders:
-        digest.update(c.vertices.tobytes())
-        digest.update(np.array([c.thickness_outer, c.thickness_inner, c.friction]).tobytes())
-    return FrameInputs(world, colliders, digest.digest())
+        collider_digest.update(c.vertices.tobytes())
+        collider_digest.update(c.triangles.tobytes())
+        collider_digest.update(np.array([c.thickness_outer, c.thickness_inner, c.friction]).tobytes())
+    digest = hashlib.blake2b(world.round(12).tobytes() + collider_digest.digest(), digest_size=16)
+    return FrameInputs(world, colliders, digest.digest(), collider_digest.digest())
 
 
 def inputs_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,

@@ -48,15 +48,28 @@ class Prepared:
 _prepared: dict[int, Prepared] = {}
 _caches: dict[int, FrameCache] = {}
 _warned: dict[int, str] = {}
+# Soft bodies shown from a bake at a frame whose scene inputs differ from the baked ones.
+_inputs_changed: set[int] = set()
+
+
+def inputs_changed(obj: bpy.types.Object) -> bool:
+    """Whether playback found a baked frame whose animation or colliders changed since baking."""
+    return obj.session_uid in _inputs_changed
+
+
+def forget_input_changes(obj: bpy.types.Object) -> None:
+    """A new bake: what older frames showed no longer matters."""
+    _inputs_changed.discard(obj.session_uid)
 
 
 def free(obj: bpy.types.Object | None = None) -> None:
     """Forget cached models and frames of one object, or of all objects."""
     scene_inputs.free(obj)
-    if obj is None:
+    if obj is None:  # a new file or an undo: session ids may name other objects now
         _prepared.clear()
         _caches.clear()
         _warned.clear()
+        _inputs_changed.clear()
     else:
         for table in (_prepared, _caches, _warned):
             table.pop(obj.session_uid, None)
@@ -325,6 +338,13 @@ def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     baked = bake_store.baked_displacements(obj, frame)
     if baked is not None:
+        header = bake_store.source_bake(obj)
+        if header is not None and header.inputs and frame == scene.frame_current:
+            at = (frame - header.frame_start) * scene_inputs.DIGEST_HEX
+            now = scene_inputs.motion_digest(
+                scene_inputs.inputs_at(obj, scene, frame, depsgraph, prepared.follows), prepared.follows)
+            if now != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
+                _inputs_changed.add(obj.session_uid)
         write_back(obj, baked)
         return
     write_back(obj, displacements_at(obj, scene, frame, depsgraph))

@@ -166,3 +166,70 @@ def test_painting_the_goal_group_is_picked_up_at_the_next_frame(scene):
     scene.frame_set(10)
     np.testing.assert_allclose(painted, evaluated_positions(obj), atol=1e-6)  # as if built so
     assert np.abs(painted - before).max() > 0.01  # and the painting changed the motion
+
+
+def test_a_bake_is_outdated_once_the_animation_it_followed_changes(scene):
+    import bpy
+    from tetrig.runtime import bake
+
+    obj, _ = keyframed_ball(bpy)
+    scene.frame_start, scene.frame_end = 1, 24
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    scene.frame_set(6)
+    assert not bake.status(obj, scene).outdated
+    obj.location.x = 3.0  # the animation now ends 1 m further
+    obj.keyframe_insert("location", frame=12)
+    scene.frame_set(7)
+    assert bake.status(obj, scene).outdated
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}  # baking again makes it current
+    scene.frame_set(8)
+    assert not bake.status(obj, scene).outdated
+
+
+def test_a_bake_is_outdated_once_a_collider_moves(scene):
+    import bpy
+    from tetrig.runtime import bake
+
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=1.0, location=(0.0, 0.0, 0.0))
+    collider = bpy.context.active_object
+    _collision(bpy, collider)
+    ball = _dropped_ball(bpy, (0.05, 0.0, 1.5))
+    scene.frame_start, scene.frame_end = 1, 12
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    scene.frame_set(4)
+    assert not bake.status(ball, scene).outdated
+    collider.location.x = 0.5
+    scene.frame_set(5)
+    assert bake.status(ball, scene).outdated
+
+
+@pytest.mark.parametrize("driver", ["parent", "constraint"])
+def test_goals_follow_a_parent_and_a_constraint(scene, driver):
+    """The goal is the evaluated world matrix: an animated parent or a Copy Location constraint
+    moves the pinned vertices exactly as it moves the object."""
+    import bpy
+
+    bpy.ops.object.empty_add(location=(0.0, 0.0, 0.0))
+    empty = bpy.context.active_object
+    empty.keyframe_insert("location", frame=1)
+    empty.location = (0.0, 2.0, 0.5)
+    empty.keyframe_insert("location", frame=10)
+    obj, top = keyframed_ball(bpy)
+    obj.animation_data_clear()  # only the empty moves it
+    obj.location = (0.0, 0.0, 1.0)
+    if driver == "parent":
+        obj.parent = empty
+    else:
+        copy = obj.constraints.new("COPY_LOCATION")
+        copy.target = empty
+        copy.use_offset = True
+    scene.frame_set(1)
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    rest = rest_positions(obj).astype(np.float64)
+    moved = []
+    for f in range(1, 16):
+        scene.frame_set(f)
+        shown = world(obj, evaluated_positions(obj).astype(np.float64))
+        np.testing.assert_allclose(shown[top], world(obj, rest)[top], atol=1e-5)
+        moved.append(np.array(obj.matrix_world)[1, 3])
+    assert moved[-1] - moved[0] == pytest.approx(2.0, abs=1e-6)  # it did move with the empty
