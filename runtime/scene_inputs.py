@@ -25,7 +25,7 @@ import bpy
 import numpy as np
 
 from ..tetrig_addon import colliders as collision
-from .properties import object_settings
+from .properties import ROLE_NONE, object_settings
 
 
 class InputsUnavailable(RuntimeError):
@@ -93,13 +93,14 @@ def version(obj: bpy.types.Object) -> int:
 
 
 def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy.types.Object]:
-    """Mesh objects of the scene with Collision physics turned on, other than ``obj`` and its cage."""
+    """Mesh objects of the scene with Collision physics turned on, other than TetRig soft bodies
+    and cages: a soft body's shape at a frame depends on its own simulation, which reading another
+    frame's inputs does not run, so soft bodies do not collide with each other."""
     if not object_settings(obj).use_colliders:
         return []
-    cage = object_settings(obj).cage
     return [o for o in scene.objects
-            if o.type == "MESH" and o != obj and o != cage and o.collision is not None and o.collision.use
-            and any(m.type == "COLLISION" for m in o.modifiers)]
+            if o.type == "MESH" and object_settings(o).role == ROLE_NONE and o.collision is not None
+            and o.collision.use and any(m.type == "COLLISION" for m in o.modifiers)]
 
 
 def _animated(o: bpy.types.Object) -> bool:

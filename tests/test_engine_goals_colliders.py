@@ -119,3 +119,34 @@ def test_goal_weight_pulls_free_points_home_at_its_frequency():
     crossings = np.flatnonzero((xs[:-1] > 0) & (xs[1:] <= 0))
     t = (crossings + xs[crossings] / (xs[crossings] - xs[crossings + 1])) / FPS
     assert np.diff(t).mean() == pytest.approx(2 * np.pi / np.sqrt(0.5 * 400.0), rel=0.03)
+
+
+@pytest.mark.parametrize("substeps", [1, 2])
+def test_fast_ball_never_goes_through_an_open_plane_even_at_one_substep(substeps):
+    """Dropped from 3 m at 24 fps, one substep moves it ~0.3 m: past the plane's inner thickness
+    (0.2 m) in one step. The frame-start side still counts it as a hit (continuous in time)."""
+    plane = colliders.mesh_collider(np.array([[-2, -2, 0], [2, -2, 0], [2, 2, 0], [-2, 2, 0.0]]),
+                                    np.array([[0, 1, 2], [0, 2, 3]]), thickness_outer=0.02,
+                                    thickness_inner=0.2)
+    assert not plane.closed
+    pts, b, model = dropped_ball([0.0, 0.0, 3.0])
+    settings = solver.SimSettings(damping=2.0, substeps=substeps).validated()
+    state = solver.rest_state(model)
+    lowest = []
+    for _ in range(72):
+        state = solver.step(model, state, settings, 1 / FPS, colliders=[plane])
+        lowest.append(blend(state.positions, b.control_point_indices, b.weights)[:, 2].min())
+    assert min(lowest) > -0.02 and lowest[-1] < 0.05  # it landed on the plane, not under it
+
+
+def test_a_stiff_goal_holds_at_one_substep():
+    """Goal springs are solved after the material, so goal weight 0.999 with a huge stiffness
+    holds its points on the goal even at 1 substep."""
+    pts = obj_vertices("suzanne")[:, [0, 2, 1]] * [1, -1, 1]
+    cage = build_cage(pts, resolution=6)
+    model = solver.build_model(cage.control_points, cage.tets, goal_weights=np.full(cage.control_point_count, 0.999))
+    settings = solver.SimSettings(substeps=1, goal_stiffness=1e9).validated()
+    state = solver.rest_state(model)
+    for _ in range(24):
+        state = solver.step(model, state, settings, 1 / 12)
+    assert np.abs(state.positions - model.rest_positions).max() < 1e-3

@@ -469,6 +469,9 @@ CONTACT_MARGIN_FACTOR = 3.0
 CONTACT_MARGIN_EXTENT = 0.01
 # A contact's speed is taken as at least this share of the fastest control point's.
 CONTACT_SPEED_SHARE = 0.25
+# Collider passes per substep: contacts sharing a control point are averaged (Jacobi), so one pass
+# under-corrects; the tangent planes make a pass a few array operations.
+COLLIDER_ITERATIONS = 8
 
 
 def ground_candidates(model: Model, state: State, settings: SimSettings, frame_dt: float) -> tuple:
@@ -533,7 +536,8 @@ def collider_candidates(model: Model, state: State, settings: SimSettings, frame
                         colliders: Sequence[collision.Collider]) -> list[tuple]:
     """The frame's collision constraints: per collider, the contacts that could touch it during
     the next frame with the surface's tangent plane at their closest point,
-    [(collider, indices [c, 4], weights [c, 4], surface points [c, 3] [m], normals [c, 3])].
+    [(collider, indices [c, 4], weights [c, 4], surface points [c, 3] [m], normals [c, 3],
+    outside [c] bool: on the outer side at the frame's start)].
 
     As in Müller et al. 2007, "Position Based Dynamics" (§3.5), the constraints are generated once
     per time step (here a frame) and kept through its substeps: each substep then measures the
@@ -567,11 +571,13 @@ def collider_candidates(model: Model, state: State, settings: SimSettings, frame
         if band.any():
             keep = near[maybe[band]]
             surface = q[maybe[band]] - distance[band, None] * normal[band]
-            out.append((collider, idx[keep], w[keep], surface, normal[band]))
+            outside = distance[band] >= 0.0
+            out.append((collider, idx[keep], w[keep], surface, normal[band], outside))
     return out
 
 
-def solve_colliders(model: Model, x: np.ndarray, x_prev: np.ndarray, contacts: list[tuple]) -> None:
+def solve_colliders(model: Model, x: np.ndarray, x_prev: np.ndarray, contacts: list[tuple],
+                    iterations: int = 1) -> None:
     """Push contact vertices out of collision objects, through their control points (in place).
 
     ``contacts`` come from ``collider_candidates``. A contact vertex p = Σₖ wₖ xₖ at distance
@@ -579,39 +585,74 @@ def solve_colliders(model: Model, x: np.ndarray, x_prev: np.ndarray, contacts: l
     closer than the outer thickness) gets the depth t − d; the PBD update of C = n·p − n·s − t over
     the positive weights (as ``solve_ground``) gives control point k the correction w⁻¹ₖ·wₖ·Δλ·n,
     Δλ = (t − d) / Σₖ wₖ²w⁻¹ₖ. Corrections several contacts ask of one control point are averaged
-    (Jacobi), then the control points that moved lose the collider's ``friction`` share of their
-    tangential motion this substep. Seed problem 4: the mesh vertices, not only the control points,
-    stay outside the collider.
+    (Jacobi), ``iterations`` times; then the control points that were pushed lose the collider's
+    ``friction`` share of their tangential motion this substep (once). Seed problem 4: the mesh
+    vertices, not only the control points, stay outside the collider. A vertex that crosses an
+    open surface (a plane) during the frame is pushed back however deep it got (continuous in
+    time: the frame-start side decides).
     """
-    n = x.shape[0]
-    for collider, idx_all, w_all, surface, normal_all in contacts:
-        p = np.einsum("vk,vkc->vc", w_all, x[idx_all])
-        depth = collision.penetration_from_distance(
-            collider, np.einsum("ij,ij->i", normal_all, p - surface))
-        hit = depth > 0.0
-        if not hit.any():
+    # The passes only move control points outward: contacts clear of the surface now stay clear
+    # (up to the Jacobi averaging of shared points), so the passes look at the others only.
+    contacts = [c for c in (_touching(x, contact) for contact in contacts) if c is not None]
+    normal_sums = [np.zeros_like(x) for _ in contacts]
+    for _ in range(iterations):
+        for contact, normal_sum in zip(contacts, normal_sums):
+            _push_out(model, x, contact, normal_sum)
+    for (collider, *_), normal_sum in zip(contacts, normal_sums):
+        length = np.linalg.norm(normal_sum, axis=1)
+        pushed = length > 0.0
+        if not pushed.any() or collider.friction == 0.0:
             continue
-        idx, w, depth, normal = idx_all[hit], w_all[hit], depth[hit], normal_all[hit]
-        inv = np.where(w > 0.0, model.inverse_masses[idx], 0.0)
-        denom = np.einsum("vk,vk,vk->v", w, w, inv)
-        dlam = np.where(denom > 0.0, depth / np.where(denom > 0.0, denom, 1.0), 0.0)
-        share = inv * w * dlam[:, None]  # [c, 4]: how far each control point moves along n
-        pushed = (share > 0.0).ravel()
-        flat = idx.ravel()
-        count = np.bincount(flat, weights=pushed.astype(np.float64), minlength=n)
-        moved = count > 0.0
-        delta = np.zeros_like(x)
-        normal_sum = np.zeros_like(x)
-        for axis in range(3):
-            delta[:, axis] = np.bincount(flat, weights=(share * normal[:, None, axis]).ravel(), minlength=n)
-            normal_sum[:, axis] = np.bincount(flat, weights=np.repeat(normal[:, axis], 4) * pushed, minlength=n)
-        x[moved] += delta[moved] / count[moved, None]
-        # friction: remove a share of the motion along the surface (the averaged normal's plane)
-        nrm = normal_sum[moved]
-        nrm /= np.maximum(np.linalg.norm(nrm, axis=1), MIN_EDGE_LENGTH)[:, None]
-        motion = x[moved] - x_prev[moved]
+        nrm = normal_sum[pushed] / length[pushed, None]
+        motion = x[pushed] - x_prev[pushed]
         tangential = motion - np.einsum("ij,ij->i", motion, nrm)[:, None] * nrm
-        x[moved] -= collider.friction * tangential
+        x[pushed] -= collider.friction * tangential
+
+
+# A contact farther outside than this many outer thicknesses skips this substep's passes.
+TOUCH_MARGIN = 2.0
+
+
+def _touching(x: np.ndarray, contact: tuple) -> tuple | None:
+    """``contact`` restricted to the contact vertices within ``TOUCH_MARGIN`` outer thicknesses
+    of their tangent plane (or behind it), or ``None`` when there are none."""
+    collider, idx, w, surface, normal, outside = contact
+    p = np.einsum("vk,vkc->vc", w, x[idx])
+    near = np.einsum("ij,ij->i", normal, p - surface) < TOUCH_MARGIN * collider.thickness_outer
+    if not near.any():
+        return None
+    return collider, idx[near], w[near], surface[near], normal[near], outside[near]
+
+
+def _push_out(model: Model, x: np.ndarray, contact: tuple, normal_sum: np.ndarray) -> None:
+    """One Jacobi pass of ``solve_colliders`` for one collider; adds the normals of the contacts
+    that pushed each control point to ``normal_sum`` [particle_count, 3] (for the friction)."""
+    collider, idx_all, w_all, surface, normal_all, outside = contact
+    n = x.shape[0]
+    p = np.einsum("vk,vkc->vc", w_all, x[idx_all])
+    distance = np.einsum("ij,ij->i", normal_all, p - surface)
+    depth = collision.penetration_from_distance(collider, distance)
+    if not collider.closed:
+        # a vertex that started the frame outside an open surface (a plane) and crossed it
+        # deeper than its inner thickness went through it: push it back all the same
+        depth = np.where(outside & (distance < 0.0), collider.thickness_outer - distance, depth)
+    hit = depth > 0.0
+    if not hit.any():
+        return
+    idx, w, depth, normal = idx_all[hit], w_all[hit], depth[hit], normal_all[hit]
+    inv = np.where(w > 0.0, model.inverse_masses[idx], 0.0)
+    denom = np.einsum("vk,vk,vk->v", w, w, inv)
+    dlam = np.where(denom > 0.0, depth / np.where(denom > 0.0, denom, 1.0), 0.0)
+    share = inv * w * dlam[:, None]  # [c, 4]: how far each control point moves along n
+    pushed = (share > 0.0).ravel()
+    flat = idx.ravel()
+    count = np.bincount(flat, weights=pushed.astype(np.float64), minlength=n)
+    moved = count > 0.0
+    delta = np.zeros_like(x)
+    for axis in range(3):
+        delta[:, axis] = np.bincount(flat, weights=(share * normal[:, None, axis]).ravel(), minlength=n)
+        normal_sum[:, axis] += np.bincount(flat, weights=np.repeat(normal[:, axis], 4) * pushed, minlength=n)
+    x[moved] += delta[moved] / count[moved, None]
 
 
 def _limit_speed(v: np.ndarray, max_speed: float) -> np.ndarray:
@@ -629,8 +670,8 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     """Advance one frame: ``settings.substeps`` XPBD substeps of one iteration each.
 
     Per substep (Müller, Ten Minute Physics 10): pre-solve (v += g·Δt, damping, goal damping,
-    speed limit, predict x; pinned points move to their goal), solve (goal springs, edges and
-    volumes or continuum tets, ground, colliders), post-solve (v = (x − x_prev)/Δt).
+    speed limit, predict x; pinned points move to their goal), solve (edges and volumes or
+    continuum tets, goal springs, ground, colliders), post-solve (v = (x − x_prev)/Δt).
 
     Args:
         model: the static cage model.
@@ -669,11 +710,11 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
         v = _limit_speed(v, settings.max_speed)
         x_prev = x.copy()
         x = np.where(free, x + v * sim_dt, goal)  # pinned points follow their goal exactly
-        if goal_plan is not None:
-            solve_goals(x, goal, goal_plan)
         solve(x)
+        if goal_plan is not None:  # after the material, so a stiff goal wins over it
+            solve_goals(x, goal, goal_plan)
         solve_ground(model, x, x_prev, settings, contacts)
-        solve_colliders(model, x, x_prev, collider_contacts)
+        solve_colliders(model, x, x_prev, collider_contacts, COLLIDER_ITERATIONS)
         v = (x - x_prev) / sim_dt
     return State(x, v)
 
