@@ -51,17 +51,21 @@ class SoftBodySubpanel(TetRigPanel):
         if obj is not None and self.header_toggle:
             self.layout.prop(object_settings(obj), self.header_toggle, text="")
 
-    def settings_column(self, context: bpy.types.Context) -> tuple[Any, bpy.types.UILayout] | None:
-        """(settings, column) of the target soft body in a property-split layout, or ``None``."""
+    def draw(self, context: bpy.types.Context) -> None:
+        """Lay out a property-split column of the target soft body for ``draw_settings``; the
+        header toggle, if any, greys it out."""
         obj = _target(context)
         if obj is None:
-            return None
+            return
         s = object_settings(obj)
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
         layout.active = bool(getattr(s, self.header_toggle)) if self.header_toggle else True
-        return s, layout.column()
+        self.draw_settings(obj, s, layout.column())
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        """The subpanel's content (subpanels that use the base ``draw`` override it)."""
 
 
 class TETRIG_PT_main(TetRigPanel):
@@ -101,12 +105,7 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
     bl_label = "Simulation"
     header_toggle = "simulate"
 
-    def draw(self, context: bpy.types.Context) -> None:
-        found = self.settings_column(context)
-        if found is None:
-            return
-        s, col = found
-        obj = _target(context)
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         col.prop(s, "mode")
         if s.mode == "PBD":
             col.prop(s, "stiffness")
@@ -138,12 +137,7 @@ class TETRIG_PT_goal(SoftBodySubpanel):
     bl_options = {"DEFAULT_CLOSED"}
     header_toggle = "use_goal"
 
-    def draw(self, context: bpy.types.Context) -> None:
-        found = self.settings_column(context)
-        if found is None:
-            return
-        s, col = found
-        obj = _target(context)
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         col.prop_search(s, "goal_group", obj, "vertex_groups")
         sub = col.column(align=True)
         if s.goal_group:
