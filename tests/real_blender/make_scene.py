@@ -7,22 +7,15 @@
 Writes OUT_DIR/scene.blend, rendering to OUT_DIR/frame_####.png.
 """
 
-import math
 import os
 import sys
 
 import bpy
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import _addon_loader  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _scene_setup  # noqa: E402
 
-out_dir = os.path.abspath(sys.argv[sys.argv.index("--") + 1])
-os.makedirs(out_dir, exist_ok=True)
-addon = _addon_loader.load_addon()
-bpy.ops.wm.read_factory_settings(use_empty=True)
-scene = bpy.context.scene
-scene.frame_start, scene.frame_end = 1, 12
-scene.render.fps, scene.render.fps_base = 24, 1.0
+scene, out_dir = _scene_setup.start()
 
 bpy.ops.mesh.primitive_plane_add(size=8.0, location=(0.0, 0.0, 0.0))
 bpy.context.active_object.name = "Floor"
@@ -45,19 +38,5 @@ bpy.context.view_layer.objects.active = baked
 assert bpy.ops.tetrig.bake() == {"FINISHED"}
 scene.frame_set(1)
 
-bpy.ops.object.camera_add(location=(0.0, -6.0, 1.4), rotation=(math.radians(84), 0.0, 0.0))
-scene.camera = bpy.context.active_object
-bpy.ops.object.light_add(type="SUN", location=(2.0, -2.0, 5.0), rotation=(math.radians(40), 0.0, math.radians(30)))
-bpy.context.active_object.data.energy = 4.0
-
-scene.render.engine = "CYCLES"
-scene.cycles.device = "CPU"
-scene.cycles.samples = 4
-scene.cycles.use_denoising = False
-scene.cycles.seed = 0
-scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = 160, 120, 100
-scene.render.use_motion_blur = True
-scene.render.image_settings.file_format = "PNG"
-scene.render.filepath = os.path.join(out_dir, "frame_####")
-bpy.ops.wm.save_as_mainfile(filepath=os.path.join(out_dir, "scene.blend"))
-print("made", os.path.join(out_dir, "scene.blend"))
+_scene_setup.finish(scene, out_dir, "scene.blend", "frame_", camera_location=(0.0, -6.0, 1.4),
+                    camera_tilt_deg=84, motion_blur=True)
