@@ -161,18 +161,20 @@ def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Dep
 
 
 def inputs_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
-              depsgraph: bpy.types.Depsgraph, follows: bool) -> FrameInputs:
+              depsgraph: bpy.types.Depsgraph, follows: bool, refresh: bool = True) -> FrameInputs:
     """The inputs of ``obj`` at ``frame`` (see the module docstring).
 
     Args:
         follows: whether the soft body follows its animated transform (goals or pins).
+        refresh: read the current frame's inputs from the depsgraph even when they are recorded
+            (``False`` once this frame's update has read them: no second read of the colliders).
 
     Raises:
         InputsUnavailable: the frame must be sampled but this is a render or another thread.
     """
     uid = obj.session_uid
     records = _records.setdefault(uid, {})
-    if frame == scene.frame_current and not _sampling:
+    if frame == scene.frame_current and not _sampling and (refresh or frame not in records):
         current = read(obj, scene, depsgraph)
         known = records.get(frame)
         if known is not None and known.fingerprint != current.fingerprint:

@@ -294,7 +294,9 @@ def displacements_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     """The simulated control-point displacements at ``frame`` in object space: float64 [Q, 3]."""
     prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     positions = control_points_at(obj, scene, frame, depsgraph)
-    world = scene_inputs.inputs_at(obj, scene, frame, depsgraph, True).world if prepared.follows else None
+    # control_points_at has just read this frame's inputs: take the record, do not read again
+    world = (scene_inputs.inputs_at(obj, scene, frame, depsgraph, True, refresh=False).world
+             if prepared.follows else None)
     return local_displacements(prepared, positions, world)
 
 

@@ -474,14 +474,17 @@ CONTACT_SPEED_SHARE = 0.25
 COLLIDER_ITERATIONS = 8
 
 
-def ground_candidates(model: Model, state: State, settings: SimSettings, frame_dt: float) -> tuple:
+def ground_candidates(model: Model, state: State, settings: SimSettings, margins: np.ndarray) -> tuple:
     """The contacts that could reach the ground during the next frame: (indices [c, 4],
-    weights [c, 4]). One gather per frame instead of one over every contact per substep."""
+    weights [c, 4]). One gather per frame instead of one over every contact per substep.
+
+    Args:
+        margins: float64 [contact_count] [m], from ``contact_margins``."""
     idx, w = model.contact_indices, model.contact_weights
     if settings.ground_height is None or idx.shape[0] == 0:
         return idx[:0], w[:0]
     z = np.einsum("vk,vk->v", w, state.positions[idx, 2])
-    near = z - settings.ground_height < _contact_margins(model, state, settings, frame_dt, idx, w)
+    near = z - settings.ground_height < margins
     return idx[near], w[near]
 
 
@@ -516,13 +519,14 @@ def solve_ground(model: Model, x: np.ndarray, x_prev: np.ndarray, settings: SimS
     x[touched, :2] = x_prev[touched, :2] + keep * (x[touched, :2] - x_prev[touched, :2])
 
 
-def _contact_margins(model: Model, state: State, settings: SimSettings, frame_dt: float,
-                     indices: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def contact_margins(model: Model, state: State, settings: SimSettings, frame_dt: float) -> np.ndarray:
     """float64 [contact_count] [m]: how far each contact vertex could move during the next frame:
     its control points' own speeds (Σₖ|wₖ|·|vₖ|, an extrapolating vertex moves up to Σ|w| times
     its control points), at least ``CONTACT_SPEED_SHARE`` of the fastest point's (the constraints
     pass motion on within a frame), plus a free fall from rest (½·g·Δt²), times
-    ``CONTACT_MARGIN_FACTOR``, plus ``CONTACT_MARGIN_EXTENT`` of the cage's size."""
+    ``CONTACT_MARGIN_FACTOR``, plus ``CONTACT_MARGIN_EXTENT`` of the cage's size. Computed once
+    per frame for both the ground and the colliders."""
+    indices, weights = model.contact_indices, model.contact_weights
     speeds = np.sqrt(np.einsum("ij,ij->i", state.velocities, state.velocities))
     reach = np.abs(weights).sum(1)
     own = np.einsum("vk,vk->v", np.abs(weights), speeds[indices])
@@ -532,8 +536,8 @@ def _contact_margins(model: Model, state: State, settings: SimSettings, frame_dt
     return CONTACT_MARGIN_FACTOR * (frame_dt * speed + reach * fall) + reach * CONTACT_MARGIN_EXTENT * extent
 
 
-def collider_candidates(model: Model, state: State, settings: SimSettings, frame_dt: float,
-                        colliders: Sequence[collision.Collider]) -> list[tuple]:
+def collider_candidates(model: Model, state: State, colliders: Sequence[collision.Collider],
+                        margins: np.ndarray) -> list[tuple]:
     """The frame's collision constraints: per collider, the contacts that could touch it during
     the next frame with the surface's tangent plane at their closest point,
     [(collider, indices [c, 4], weights [c, 4], surface points [c, 3] [m], normals [c, 3],
@@ -543,18 +547,18 @@ def collider_candidates(model: Model, state: State, settings: SimSettings, frame
     per time step (here a frame) and kept through its substeps: each substep then measures the
     distance to the plane, n·(p − s), not to the mesh. Exact queries are made only for vertices a
     cheap lower bound (distance to the collider's box, or to the nearest triangle's enclosing ball)
-    cannot rule out; colliders no contact can reach are left out."""
+    cannot rule out; colliders no contact can reach are left out. ``margins`` [contact_count] [m]
+    come from ``contact_margins``."""
     idx, w = model.contact_indices, model.contact_weights
     if not colliders or idx.shape[0] == 0:
         return []
     p = np.einsum("vk,vkc->vc", w, state.positions[idx])
-    margin = _contact_margins(model, state, settings, frame_dt, idx, w)
     out = []
     for collider in colliders:
-        near = np.flatnonzero(collision.near(collider, p, float(margin.max())))
+        near = np.flatnonzero(collision.near(collider, p, float(margins.max())))
         if near.shape[0] == 0:
             continue
-        reach = margin[near] + collider.contact_reach
+        reach = margins[near] + collider.contact_reach
         q = p[near]
         gap = np.maximum(np.maximum(collider.bounds_min - q, q - collider.bounds_max), 0.0)
         lower = np.sqrt(np.einsum("ij,ij->i", gap, gap))
@@ -697,8 +701,10 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     goal_velocity = (goal_end - goal_start) / frame_dt
     goal_plan = _goal_plan(model, settings, sim_dt)
     solve = _constraint_solver(model, sim_dt, settings)
-    contacts = ground_candidates(model, state, settings, frame_dt)
-    collider_contacts = collider_candidates(model, state, settings, frame_dt, colliders)
+    margins = (contact_margins(model, state, settings, frame_dt)
+               if settings.ground_height is not None or colliders else np.zeros(0))
+    contacts = ground_candidates(model, state, settings, margins)
+    collider_contacts = collider_candidates(model, state, colliders, margins)
     for substep in range(settings.substeps):
         goal = goal_start + (goal_end - goal_start) * ((substep + 1) / settings.substeps)
         # Damping acts on the velocity before gravity is added, so a body resting on its springs
