@@ -1,15 +1,25 @@
-"""Build the TetRig extension zip(s) with Blender's own extension tool.
+"""Build the TetRig extension zips with Blender's own extension tool: one per platform and Python.
 
 Usage::
 
-    python scripts/build_extension.py [--platform linux-x64 ...] [--output-dir dist]
+    python scripts/build_extension.py [--platform linux-x64 ...] [--python 3.13 ...] [--output-dir dist]
+
+Each zip is ``tetrig-<version>-<platform>-py<XY>.zip`` (``tetrig-0.1.0-linux_x64-py313.zip``) and
+carries the wheels that ``blender_manifest.toml`` lists for that platform and Python version only:
+one SciPy, one numba, one llvmlite. Blender reads the supported Python version from the wheels in a
+zip and refuses a zip without one for its own Python with a clear message, so a user who picks the
+wrong zip is told so at install time. Without ``--python`` every Python version the manifest's
+wheels are built for is built (3.11 and 3.13); a platform without wheels for a Python version
+(macos-x64 has 3.11 only) gets no zip for it. Without ``--platform``: every platform.
 
 Steps:
 
-1. Download the SciPy wheels that ``blender_manifest.toml`` lists into ``./wheels/`` with
-   ``pip download`` (only those of the requested platforms; files already present are kept).
-2. ``blender_ext.py validate`` on the source folder, then ``blender_ext.py build --split-platforms``,
-   then ``validate`` again on every zip produced.
+1. Download the wheels those zips need into ``./wheels/`` with ``pip download`` (files already
+   present are kept).
+2. ``blender_ext.py validate`` on the source folder; then, for each Python version,
+   ``blender_ext.py build --split-platforms`` on a staging copy of the source whose manifest lists
+   only the platforms asked for and their wheels for that Python version; then ``validate`` again
+   on every zip produced.
 3. Print the path of each zip, one a line, on standard output.
 
 ``blender_ext.py`` is the script behind ``blender --command extension``; it ships inside the
@@ -17,10 +27,11 @@ Steps:
 through the ``bpy`` module of the running interpreter without importing it. Tags are checked
 against the list Blender itself uses, as ``blender --command extension`` does.
 
-The tool has no option to build only some platforms: ``--split-platforms`` builds one zip for each
-platform the manifest declares, and it fails on the first wheel file it cannot find. So the build
-runs on a staging copy of the source in which the wheels of the platforms not asked for are empty
-placeholders; their zips are thrown away. The zips kept are exactly what a full build gives.
+The tool has no option to build only some platforms or one Python version: ``--split-platforms``
+builds one zip for each platform the manifest declares, with every wheel of that platform. Hence
+the staging copy: its manifest differs from the source's only in its ``platforms`` and ``wheels``
+lists (checked after rewriting), and the zip's ``[build.generated]`` table names exactly the
+platform and wheels it holds.
 
 On failure the script prints one line starting with ``build_extension: error:`` on standard error
 (after whatever the tool printed) and exits with status 1.
@@ -31,6 +42,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +50,7 @@ import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
+from typing import Callable
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_NAME = "blender_manifest.toml"
@@ -97,10 +110,68 @@ def load_manifest(source_dir: Path) -> dict:
         raise BuildError(f"cannot read {path}: {ex}") from ex
 
 
-def wheels_for_platforms(manifest: dict, platforms: list[str]) -> list[str]:
-    """Return the manifest's wheel paths (as written there) needed by any of ``platforms``."""
+def wheel_python_version(wheel_filename: str) -> str | None:
+    """Return the Python version (``"3.13"``) a wheel's ``cpXY`` tag is built for, or None for a
+    wheel that fits any Python 3 (``py3``, ``abi3``)."""
+    parts = wheel_filename.removesuffix(".whl").split("-")
+    if len(parts) not in (5, 6):
+        raise BuildError(f"not a wheel file name: {wheel_filename}")
+    python_tag, abi_tag = parts[-3], parts[-2]
+    if abi_tag == "abi3" or not python_tag.startswith("cp"):
+        return None
+    digits = python_tag[2:]
+    if not digits.isdigit() or len(digits) < 2:
+        raise BuildError(f"cannot read the Python version of {wheel_filename}")
+    return f"{digits[0]}.{digits[1:]}"
+
+
+def manifest_python_versions(manifest: dict) -> list[str]:
+    """Return the Python versions the manifest's wheels are built for, oldest first."""
+    versions = {wheel_python_version(Path(w).name) for w in manifest.get("wheels", [])}
+    return sorted((v for v in versions if v is not None), key=lambda v: tuple(map(int, v.split("."))))
+
+
+def wheels_for_platforms(manifest: dict, platforms: list[str], python: str | None = None) -> list[str]:
+    """Return the manifest's wheel paths (as written there) needed by any of ``platforms``; with
+    ``python``, only those for that Python version (and those for any Python)."""
     wanted = set(platforms)
-    return [w for w in manifest.get("wheels", []) if wheel_platforms(Path(w).name) & wanted]
+    return [w for w in manifest.get("wheels", [])
+            if wheel_platforms(Path(w).name) & wanted
+            and (python is None or wheel_python_version(Path(w).name) in (python, None))]
+
+
+def zip_name(manifest: dict, platform: str, python: str | None) -> str:
+    """Return the file name of the zip for ``platform`` and ``python`` (None: a zip without wheels,
+    for every Python): ``tetrig-0.1.0-linux_x64-py313.zip``."""
+    suffix = f"-py{python.replace('.', '')}" if python else ""
+    return f"{manifest['id']}-{manifest['version']}-{platform.replace('-', '_')}{suffix}.zip"
+
+
+def _toml_string_array(key: str, values: list[str]) -> str:
+    """``key = [...]`` with one quoted value a line (the manifest's values have no quotes or
+    backslashes: ``validate`` forbids them in wheel paths)."""
+    return f"{key} = [\n" + "".join(f'  "{v}",\n' for v in values) + "]"
+
+
+def staged_manifest_text(text: str, arrays: dict[str, list[str]]) -> str:
+    """Return the manifest ``text`` with the top-level arrays named in ``arrays`` (``platforms``,
+    ``wheels``) replaced by the given values; everything else is left as it is (checked by parsing
+    both)."""
+    result = text
+    for key, values in arrays.items():
+        # One line (``key = [...]``, maybe a comment after it), or up to a line starting with "]".
+        pattern = re.compile(rf"^{key}\s*=\s*\[[^\n]*\][ \t]*(?:#[^\n]*)?$|^{key}\s*=\s*\[.*?^\]",
+                             re.MULTILINE | re.DOTALL)
+        result, count = pattern.subn(lambda _m: _toml_string_array(key, values), result, count=1)
+        if count != 1:
+            raise BuildError(f"cannot find the top-level {key} = [...] array in {MANIFEST_NAME}")
+    try:
+        before, after = tomllib.loads(text), tomllib.loads(result)
+    except tomllib.TOMLDecodeError as ex:
+        raise BuildError(f"rewriting {MANIFEST_NAME} for the build failed: {ex}") from ex
+    if after != {**before, **arrays}:
+        raise BuildError(f"rewriting {MANIFEST_NAME} for the build changed more than {', '.join(arrays)}")
+    return result
 
 
 def pip_download_args(wheel_filename: str) -> list[str]:
@@ -191,13 +262,9 @@ def run_tool(blender_ext: Path, args: list[str], what: str) -> None:
         raise BuildError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}")
 
 
-def stage_source(source_dir: Path, stage_dir: Path, manifest: dict, platforms: list[str],
-                 skip: list[Path]) -> None:
-    """Copy the source into ``stage_dir`` and lay out the manifest's wheels there.
-
-    Wheels of ``platforms`` are links to (or copies of) the downloaded files; the others are
-    empty placeholders that only the discarded zips of other platforms refer to.
-    """
+def stage_source(source_dir: Path, stage_dir: Path, manifest_text: str, skip: list[Path]) -> None:
+    """Copy the source into ``stage_dir`` with ``manifest_text`` as its manifest, and link (or copy)
+    the wheels that manifest lists from the source folder."""
     skip_resolved = {p.resolve() for p in skip}
 
     def ignore(directory: str, names: list[str]) -> set[str]:
@@ -208,38 +275,77 @@ def stage_source(source_dir: Path, stage_dir: Path, manifest: dict, platforms: l
         return ignored
 
     shutil.copytree(source_dir, stage_dir, symlinks=True, ignore=ignore)
+    (stage_dir / MANIFEST_NAME).write_text(manifest_text, encoding="utf-8")
 
-    needed = set(wheels_for_platforms(manifest, platforms))
-    for rel in manifest.get("wheels", []):
+    for rel in tomllib.loads(manifest_text).get("wheels", []):
         staged = stage_dir / rel
         staged.parent.mkdir(parents=True, exist_ok=True)
-        if rel in needed:
-            real = (source_dir / rel).resolve()
-            try:
-                os.symlink(real, staged)
-            except OSError:  # e.g. Windows without the symlink privilege.
-                shutil.copy2(real, staged)
-        else:
-            staged.touch()
+        real = (source_dir / rel).resolve()
+        try:
+            os.symlink(real, staged)
+        except OSError:  # e.g. Windows without the symlink privilege.
+            shutil.copy2(real, staged)
 
 
-def build(source_dir: Path, output_dir: Path, platforms: list[str] | None,
-          blender_ext: Path | None = None, verbose: bool = False) -> list[Path]:
-    """Download wheels, validate, build and validate the zips; return the zip paths."""
-    manifest = load_manifest(source_dir)
+def _select(asked: list[str] | None, available: list[str], unknown_error: Callable[[str], str]) -> list[str]:
+    """``available`` (in its order) limited to ``asked``, all of it when nothing is asked for; an
+    asked-for name not available is a BuildError with ``unknown_error(names)`` as its message."""
+    if asked and (unknown := [a for a in asked if a not in available]):
+        raise BuildError(unknown_error(", ".join(unknown)))
+    return [a for a in available if not asked or a in asked]
+
+
+def build_plan(manifest: dict, platforms: list[str] | None,
+               pythons: list[str] | None) -> list[tuple[str | None, list[str]]]:
+    """Return what to build: ``(python, platforms)`` pairs, one ``build --split-platforms`` run each.
+
+    ``platforms``/``pythons`` None means all the manifest declares (Python versions: those its
+    wheels are built for). A platform without wheels for a Python version gets no zip for it; a
+    platform or Python version asked for by name that ends up with no zip at all is an error. A
+    manifest without wheels gives one pair with python None (zips without a Python suffix).
+    """
     declared = list(manifest.get("platforms") or [])
     if not declared:
         raise BuildError(f"{MANIFEST_NAME} declares no platforms")
-    if platforms:
-        unknown = [p for p in platforms if p not in declared]
-        if unknown:
-            raise BuildError(f"platform(s) not in {MANIFEST_NAME}: {', '.join(unknown)} "
-                             f"(declared: {', '.join(declared)})")
-        platforms = [p for p in declared if p in platforms]
-    else:
-        platforms = declared
+    wanted_platforms = _select(platforms, declared, lambda unknown: (
+        f"platform(s) not in {MANIFEST_NAME}: {unknown} (declared: {', '.join(declared)})"))
 
-    download_wheels(source_dir, wheels_for_platforms(manifest, platforms))
+    available = manifest_python_versions(manifest)
+    if not available:
+        if pythons:
+            raise BuildError(f"{MANIFEST_NAME} lists no wheels for a particular Python version")
+        return [(None, wanted_platforms)]
+    wanted_pythons = _select(pythons, available, lambda unknown: (
+        f"no wheels for Python {unknown} in {MANIFEST_NAME} (it has wheels for Python {', '.join(available)})"))
+
+    plan: list[tuple[str | None, list[str]]] = []
+    for python in wanted_pythons:
+        with_wheels = [p for p in wanted_platforms
+                       if any(wheel_python_version(Path(w).name) == python
+                              for w in wheels_for_platforms(manifest, [p], python))]
+        if with_wheels:
+            plan.append((python, with_wheels))
+        elif pythons:
+            raise BuildError(f"no wheels for Python {python} on {', '.join(wanted_platforms)} "
+                             f"in {MANIFEST_NAME}")
+    built = {p for _, ps in plan for p in ps}
+    if platforms and (missing := [p for p in wanted_platforms if p not in built]):
+        raise BuildError(f"no wheels for {', '.join(missing)} and Python {', '.join(wanted_pythons)} "
+                         f"in {MANIFEST_NAME}")
+    return plan
+
+
+def build(source_dir: Path, output_dir: Path, platforms: list[str] | None,
+          pythons: list[str] | None = None, blender_ext: Path | None = None,
+          verbose: bool = False) -> list[Path]:
+    """Download wheels, validate, build and validate the zips; return the zip paths (for each
+    Python version, oldest first, the platforms in manifest order)."""
+    manifest = load_manifest(source_dir)
+    manifest_text = (source_dir / MANIFEST_NAME).read_text(encoding="utf-8")
+    plan = build_plan(manifest, platforms, pythons)
+
+    download_wheels(source_dir, [w for python, plats in plan
+                                 for w in wheels_for_platforms(manifest, plats, python)])
 
     blender_ext = blender_ext or find_blender_ext()
     if not blender_ext.is_file():
@@ -251,24 +357,27 @@ def build(source_dir: Path, output_dir: Path, platforms: list[str] | None,
 
     output_dir.mkdir(parents=True, exist_ok=True)
     zips: list[Path] = []
-    with tempfile.TemporaryDirectory(prefix="tetrig-build-") as tmp:
-        stage_dir = Path(tmp) / "source"
-        stage_out = Path(tmp) / "out"
-        stage_out.mkdir()
-        stage_source(source_dir, stage_dir, manifest, platforms, skip=[output_dir])
-        build_args = ["build", *tag_args, "--split-platforms",
-                      "--source-dir", str(stage_dir), "--output-dir", str(stage_out)]
-        if verbose:
-            build_args.append("--verbose")
-        run_tool(blender_ext, build_args, "build")
-        for platform in platforms:
-            name = f"{manifest['id']}-{manifest['version']}-{platform.replace('-', '_')}.zip"
-            built = stage_out / name
-            if not built.is_file():
-                raise BuildError(f"the build tool did not produce {name}")
-            final = output_dir / name
-            shutil.move(str(built), final)
-            zips.append(final.resolve())
+    for python, plats in plan:
+        arrays = {"platforms": plats}
+        if python is not None:
+            arrays["wheels"] = wheels_for_platforms(manifest, plats, python)
+        with tempfile.TemporaryDirectory(prefix="tetrig-build-") as tmp:
+            stage_dir = Path(tmp) / "source"
+            stage_out = Path(tmp) / "out"
+            stage_out.mkdir()
+            stage_source(source_dir, stage_dir, staged_manifest_text(manifest_text, arrays), skip=[output_dir])
+            build_args = ["build", *tag_args, "--split-platforms",
+                          "--source-dir", str(stage_dir), "--output-dir", str(stage_out)]
+            if verbose:
+                build_args.append("--verbose")
+            run_tool(blender_ext, build_args, f"build (Python {python})" if python else "build")
+            for platform in plats:
+                built = stage_out / zip_name(manifest, platform, None)
+                if not built.is_file():
+                    raise BuildError(f"the build tool did not produce {built.name}")
+                final = output_dir / zip_name(manifest, platform, python)
+                shutil.move(str(built), final)
+                zips.append(final.resolve())
 
     for path in zips:
         run_tool(blender_ext, ["validate", *tag_args, str(path)], f"validate {path.name}")
@@ -281,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--platform", action="append", dest="platforms", metavar="PLATFORM",
                         help="a platform of the manifest (linux-x64, windows-x64, macos-arm64, "
                              "macos-x64); repeat for several; default: all")
+    parser.add_argument("--python", action="append", dest="pythons", metavar="X.Y",
+                        help="a Python version the manifest's wheels are built for (3.11, 3.13); "
+                             "repeat for several; default: all")
     parser.add_argument("--output-dir", type=Path, default=REPO_ROOT / "dist",
                         help="where the zips go (default: dist/ in the repository)")
     parser.add_argument("--source-dir", type=Path, default=REPO_ROOT,
@@ -291,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         zips = build(args.source_dir.resolve(), args.output_dir.resolve(), args.platforms,
-                     blender_ext=args.blender_ext, verbose=args.verbose)
+                     pythons=args.pythons, blender_ext=args.blender_ext, verbose=args.verbose)
     except BuildError as ex:
         print(f"build_extension: error: {ex}", file=sys.stderr)
         return 1

@@ -1,12 +1,17 @@
-"""Packaging tests: the manifest, the linux-x64 extension zip, and Blender's `validate`.
+"""Packaging tests: the manifest, the linux-x64 zips for Python 3.11 and 3.13, Blender's `validate`,
+and the zip for the running Python installed into a temporary Blender user folder.
 
 These use only the manifest, `scripts/build_extension.py` and Blender's extension tool (inside the
-`bpy` wheel); the build downloads the linux-x64 SciPy wheel into ./wheels/ once (pip, from PyPI).
+`bpy` wheel); the build downloads the six linux-x64 wheels (SciPy, numba, llvmlite for cp311 and
+cp313) into ./wheels/ once (pip, from PyPI).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -21,8 +26,16 @@ MANIFEST_PATH = REPO_ROOT / "blender_manifest.toml"
 BUILD_SCRIPT = REPO_ROOT / "scripts" / "build_extension.py"
 
 PLATFORMS = ("linux-x64", "windows-x64", "macos-arm64", "macos-x64")
-SCIPY_PREFIX = "scipy-1.15.3-cp311-cp311-"
-# A subprocess that downloads a 38 MB wheel may take a while on a slow link, but not forever.
+PYTHONS = ("3.11", "3.13")
+THIS_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+OTHER_PYTHON = next(v for v in PYTHONS if v != THIS_PYTHON)
+# The wheels every zip carries, by distribution: SciPy (required), numba + llvmlite (the compiled
+# solver). Intel Macs run Blender 4.2-4.5 only (Python 3.11), and numba's last macOS x86_64 wheels
+# are 0.62.1 (with llvmlite 0.45).
+SCIPY_VERSION = "1.16.3"
+NUMBA_LLVMLITE = {"linux-x64": ("0.68.1", "0.50.0"), "windows-x64": ("0.68.1", "0.50.0"),
+                  "macos-arm64": ("0.68.1", "0.50.0"), "macos-x64": ("0.62.1", "0.45.1")}
+# Downloading ~200 MB of wheels may take a while on a slow link, but not forever.
 BUILD_TIMEOUT_S = 900
 
 
@@ -46,18 +59,37 @@ def platform_of_wheel(filename: str) -> str:
     raise AssertionError(f"unexpected platform tag in {filename}")
 
 
-def load_build_script() -> ModuleType:
-    """Import scripts/build_extension.py as a module (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("build_extension", BUILD_SCRIPT)
+def python_of_wheel(filename: str) -> str:
+    """Python version of a CPython wheel from its tags: ``cp313-cp313`` -> ``3.13``."""
+    python_tag, abi_tag = filename.split("-")[-3:-1]
+    assert python_tag == abi_tag and python_tag.startswith("cp3"), filename
+    return f"3.{python_tag[3:]}"
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import a file as a module (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
+def load_build_script() -> ModuleType:
+    """scripts/build_extension.py as a module."""
+    return load_module(BUILD_SCRIPT, "build_extension")
+
+
+def blender_ext_module() -> ModuleType:
+    """Blender's extension tool (inside the bpy wheel) as a module, for its wheel-name functions."""
+    return load_module(load_build_script().find_blender_ext(), "blender_ext")
+
+
 @pytest.fixture(scope="module")
-def linux_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the linux-x64 zip once for this module, the way a developer does."""
+def linux_zips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Build the linux-x64 zips (both Python versions) once, the way a developer does
+    (``make build PLATFORMS=linux-x64``); Python version -> zip."""
     out_dir = tmp_path_factory.mktemp("dist")
     proc = subprocess.run(
         [sys.executable, str(BUILD_SCRIPT), "--platform", "linux-x64", "--output-dir", str(out_dir)],
@@ -65,13 +97,13 @@ def linux_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr}"
     printed = [Path(line) for line in proc.stdout.splitlines() if line.strip()]
-    assert printed == [out_dir / "tetrig-0.1.0-linux_x64.zip"], proc.stdout
-    assert printed[0].is_file()
-    assert sorted(p.name for p in out_dir.iterdir()) == ["tetrig-0.1.0-linux_x64.zip"]
-    return printed[0]
+    names = ["tetrig-0.1.0-linux_x64-py311.zip", "tetrig-0.1.0-linux_x64-py313.zip"]
+    assert printed == [out_dir / n for n in names], proc.stdout
+    assert sorted(p.name for p in out_dir.iterdir()) == names
+    return dict(zip(PYTHONS, printed))
 
 
-def test_manifest_lists_one_cp311_scipy_wheel_per_platform_and_no_numpy() -> None:
+def test_manifest_lists_scipy_numba_llvmlite_per_platform_and_python_and_no_numpy() -> None:
     manifest = load_manifest()
     assert manifest["schema_version"] == "1.0.0"
     assert manifest["id"] == "tetrig"
@@ -80,12 +112,21 @@ def test_manifest_lists_one_cp311_scipy_wheel_per_platform_and_no_numpy() -> Non
     assert sorted(manifest["platforms"]) == sorted(PLATFORMS)
 
     wheels = manifest["wheels"]
+    assert all(w.startswith("./wheels/") and w.endswith(".whl") for w in wheels), wheels
     names = [Path(w).name for w in wheels]
-    assert len(wheels) == 4
-    assert all(w.startswith("./wheels/") for w in wheels), wheels
-    assert all(n.startswith(SCIPY_PREFIX) and n.endswith(".whl") for n in names), names
+    assert len(set(names)) == len(names)
     assert not [n for n in names if n.lower().startswith("numpy")]
-    assert sorted(platform_of_wheel(n) for n in names) == sorted(PLATFORMS)
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for name in names:
+        dist, version = name.split("-")[:2]
+        key = (platform_of_wheel(name), python_of_wheel(name))
+        assert dist not in found.setdefault(key, {}), f"two {dist} wheels for {key}"
+        found[key][dist] = version
+    expected_keys = {(p, v) for p in PLATFORMS for v in PYTHONS if (p, v) != ("macos-x64", "3.13")}
+    assert set(found) == expected_keys
+    for (platform, _), dists in found.items():
+        numba, llvmlite = NUMBA_LLVMLITE[platform]
+        assert dists == {"scipy": SCIPY_VERSION, "numba": numba, "llvmlite": llvmlite}
 
 
 def test_manifest_build_excludes_development_files() -> None:
@@ -97,20 +138,53 @@ def test_manifest_build_excludes_development_files() -> None:
 
 def test_pip_download_args_name_the_exact_wheel() -> None:
     build_extension = load_build_script()
-    name = SCIPY_PREFIX + "manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+    name = "scipy-1.16.3-cp313-cp313-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"
     args = build_extension.pip_download_args(name)
     assert args[:3] == ["download", "--only-binary=:all:", "--no-deps"]
-    assert args[args.index("--python-version") + 1] == "3.11"
-    assert args[args.index("--abi") + 1] == "cp311"
+    assert args[args.index("--python-version") + 1] == "3.13"
+    assert args[args.index("--abi") + 1] == "cp313"
     assert [args[i + 1] for i, a in enumerate(args) if a == "--platform"] == [
-        "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
-    assert args[-1] == "scipy==1.15.3"
+        "manylinux2014_x86_64", "manylinux_2_17_x86_64"]
+    assert args[-1] == "scipy==1.16.3"
     assert build_extension.wheel_platforms(name) == {"linux-x64"}
+    assert build_extension.wheel_python_version(name) == "3.13"
+    assert build_extension.wheel_python_version("attrs-26.1.0-py3-none-any.whl") is None
 
 
-def test_linux_zip_contents(linux_zip: Path) -> None:
-    linux_wheel = next(w for w in load_manifest()["wheels"] if platform_of_wheel(Path(w).name) == "linux-x64")
-    with zipfile.ZipFile(linux_zip) as zf:
+def test_build_plan_one_zip_per_platform_and_python() -> None:
+    build_extension = load_build_script()
+    manifest = load_manifest()
+    everything = build_extension.build_plan(manifest, None, None)
+    assert everything == [("3.11", list(PLATFORMS)), ("3.13", ["linux-x64", "windows-x64", "macos-arm64"])]
+    assert build_extension.build_plan(manifest, ["macos-x64"], None) == [("3.11", ["macos-x64"])]
+    assert build_extension.build_plan(manifest, None, ["3.13"]) == [everything[1]]
+    for platforms, pythons, error in ((["macos-x64"], ["3.13"], "no wheels for Python 3.13 on macos-x64"),
+                                      (None, ["3.12"], "no wheels for Python 3.12"),
+                                      (["linux-arm64"], None, "platform(s) not in")):
+        with pytest.raises(build_extension.BuildError, match=re.escape(error)):
+            build_extension.build_plan(manifest, platforms, pythons)
+    assert build_extension.zip_name(manifest, "macos-arm64", "3.13") == "tetrig-0.1.0-macos_arm64-py313.zip"
+
+
+def test_staged_manifest_changes_only_platforms_and_wheels() -> None:
+    build_extension = load_build_script()
+    text = MANIFEST_PATH.read_text()
+    wheels = build_extension.wheels_for_platforms(load_manifest(), ["windows-x64"], "3.13")
+    assert [python_of_wheel(Path(w).name) for w in wheels] == ["3.13"] * 3
+    staged = tomllib.loads(build_extension.staged_manifest_text(text, {"platforms": ["windows-x64"],
+                                                                        "wheels": wheels}))
+    assert staged == {**load_manifest(), "platforms": ["windows-x64"], "wheels": wheels}
+    with pytest.raises(build_extension.BuildError, match="cannot find the top-level"):
+        build_extension.staged_manifest_text(text.replace("\nwheels =", "\nwheelz ="), {"wheels": wheels})
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_linux_zip_contents(linux_zips: dict[str, Path], python: str) -> None:
+    zip_path = linux_zips[python]
+    linux_wheels = [w for w in load_manifest()["wheels"]
+                    if platform_of_wheel(Path(w).name) == "linux-x64" and python_of_wheel(Path(w).name) == python]
+    assert len(linux_wheels) == 3
+    with zipfile.ZipFile(zip_path) as zf:
         assert zf.testzip() is None
         names = zf.namelist()
         packaged_manifest = tomllib.loads(zf.read("blender_manifest.toml").decode("utf-8"))
@@ -120,7 +194,7 @@ def test_linux_zip_contents(linux_zip: Path) -> None:
     assert "tetrig_addon/__init__.py" in names
     assert any(n.startswith("tetrig_addon/") and n.endswith(".py") for n in names)
 
-    assert [n for n in names if n.endswith(".whl")] == [linux_wheel.removeprefix("./")]
+    assert sorted(n for n in names if n.endswith(".whl")) == sorted(w.removeprefix("./") for w in linux_wheels)
 
     forbidden_prefixes = ("tests/", "benchmarks/", "docs/", ".ci/", ".git", ".venv", "dist/",
                           "scripts/build_extension.py")
@@ -129,12 +203,16 @@ def test_linux_zip_contents(linux_zip: Path) -> None:
     # the batch script ships (it runs the installed extension headless); the dev scripts do not
     assert "scripts/batch.py" in names
     assert "scripts/demo.py" not in names and "scripts/build_extension.py" not in names
-    for top_level in ("Makefile", "mypy.ini", "requirements-dev.txt", "requirements-typecheck.txt"):
+    for top_level in ("Makefile", "mypy.ini", "requirements-dev.txt", "requirements-dev-py313.txt",
+                      "requirements-typecheck.txt"):
         assert top_level not in names
 
     generated = packaged_manifest["build"]["generated"]
     assert generated["platforms"] == ["linux-x64"]
-    assert generated["wheels"] == [linux_wheel]
+    assert generated["wheels"] == linux_wheels
+    # Blender derives the supported Python versions from the wheels: exactly this one
+    major, minor = map(int, python.split("."))
+    assert blender_ext_module().python_versions_from_wheels(generated["wheels"]) == {(major, minor)}
 
 
 def run_validate(target: Path) -> subprocess.CompletedProcess[str]:
@@ -155,42 +233,58 @@ def test_validate_source_folder() -> None:
     assert "Success" in proc.stdout
 
 
-def test_validate_linux_zip(linux_zip: Path) -> None:
-    proc = run_validate(linux_zip)
+@pytest.mark.parametrize("python", PYTHONS)
+def test_validate_linux_zip(linux_zips: dict[str, Path], python: str) -> None:
+    proc = run_validate(linux_zips[python])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success" in proc.stdout
 
 
-INSTALL_SCRIPT = r'''
-import sys, bpy
-zip_path = sys.argv[-1]
-bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default", enable_on_install=True)
-import addon_utils
-assert "bl_ext.user_default.tetrig" in {m.__name__ for m in addon_utils.modules()}, "not installed"
-assert hasattr(bpy.types.Object, "tetrig"), "add-on not enabled"
-bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 1))
-obj = bpy.context.active_object
-obj.tetrig.use_ground = True
-assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
-bpy.context.scene.frame_set(10)
-dg = bpy.context.evaluated_depsgraph_get()
-moved = obj.evaluated_get(dg).data.vertices[0].co.z - obj.data.vertices[0].co.z
-assert moved < -0.01, moved
-assert bpy.ops.tetrig.remove() == {"FINISHED"}
-print("INSTALLED-OK", moved)
-'''
+# Installs a zip in the bpy module and reports what works (also used with the real Blender).
+INSTALL_ZIP = REPO_ROOT / "tests" / "real_blender" / "install_zip.py"
 
 
-def test_zip_installs_into_a_temporary_user_folder_and_runs(linux_zip: Path, tmp_path: Path) -> None:
+def install_in_bpy(zip_path: Path, tmp_path: Path, *options: str) -> dict:
+    """Install ``zip_path`` with tests/real_blender/install_zip.py in a bpy-module subprocess whose
+    Blender user folder is ``tmp_path/user`` (BLENDER_USER_RESOURCES), never the machine's real
+    config; returns its report."""
     pytest.importorskip("bpy")
-    import os
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
-    script = tmp_path / "install.py"
-    script.write_text(INSTALL_SCRIPT)
-    code = ("import runpy, sys; sys.argv = [sys.argv[1], sys.argv[2]]; "
-            "import bpy; runpy.run_path(sys.argv[0], run_name='__main__')")
-    proc = subprocess.run([sys.executable, "-c", code, str(script), str(linux_zip)], env=env,
-                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert proc.returncode == 0 and "INSTALLED-OK" in proc.stdout, proc.stdout + proc.stderr
+    out = tmp_path / "install.json"
+    code = ("import runpy, sys; import bpy; sys.argv = [sys.argv[1], '--', *sys.argv[2:]]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", code, str(INSTALL_ZIP), str(zip_path), str(out), *options],
+                          env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0 and out.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_zip_installs_into_a_temporary_user_folder_and_runs(linux_zips: dict[str, Path], tmp_path: Path) -> None:
+    """The zip's own SciPy, numba and llvmlite (the venv's are hidden) run the add-on."""
+    report = install_in_bpy(linux_zips[THIS_PYTHON], tmp_path, "--bundled-only")
+    assert report["install"] == ["FINISHED"] and report["enabled"], report
+    assert report["panel"] == "TETRIG_PT_main"
+    expected = {"scipy": SCIPY_VERSION, "numba": NUMBA_LLVMLITE["linux-x64"][0],
+                "llvmlite": NUMBA_LLVMLITE["linux-x64"][1]}
+    for name, version in expected.items():
+        assert report[name][0] == version and report[name][2], report  # from the extension's site-packages
+    assert report["njit"][0] == 10.0, report  # a trivial @numba.njit function compiles and runs
+    assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
     # it went into the temporary user folder, not the machine's real config
-    assert (tmp_path / "user" / "extensions" / "user_default" / "tetrig" / "__init__.py").is_file()
+    extensions = tmp_path / "user" / "extensions"
+    assert (extensions / "user_default" / "tetrig" / "__init__.py").is_file()
+    site_packages = extensions / ".local" / "lib" / f"python{THIS_PYTHON}" / "site-packages"
+    installed = {p.name.split("-")[0] for p in site_packages.glob("*.dist-info")}
+    assert installed == {"scipy", "numba", "llvmlite"}  # the zip's three wheels, no NumPy
+
+
+def test_zip_for_the_other_python_is_refused_with_a_clear_message(linux_zips: dict[str, Path],
+                                                                  tmp_path: Path) -> None:
+    """Blender copies the add-on in but will not enable it, and says why (what a Blender 5.1 user
+    saw with the cp311-only zip)."""
+    report = install_in_bpy(linux_zips[OTHER_PYTHON], tmp_path)
+    assert f"This Python version ({THIS_PYTHON}) isn't compatible with ({OTHER_PYTHON})" in report["install"], report
+    assert not report["enabled"] and report["panel"] is None
+    site_packages = tmp_path / "user" / "extensions" / ".local" / "lib" / f"python{THIS_PYTHON}" / "site-packages"
+    assert not list(site_packages.glob("*.dist-info"))  # no wheel of the other Python went in
