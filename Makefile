@@ -1,16 +1,35 @@
-# TetRig developer tasks. Needs Python 3.11 (bpy 5.0.1 supports no other).
+# TetRig developer tasks. The tests run twice: in .venv (Python 3.11, bpy 5.0.1 = Blender 5.0,
+# NumPy 1.26) and in .venv313 (Python 3.13, bpy 5.2.3 = Blender 5.2 LTS, NumPy 2).
 #
-#   make venv        .venv with requirements-dev.txt (bpy, numpy, scipy, pytest)
-#   make test        pytest over tests/, then make typecheck (what .ci/run runs)
+#   make venv        .venv with requirements-dev.txt (bpy 5.0.1, numpy, scipy, numba, pytest)
+#   make venv313     .venv313 with requirements-dev-py313.txt (bpy 5.2.3, the same for 3.13)
+#   make test        pytest over tests/ in both venvs, then make typecheck (what .ci/run runs)
+#   make test311     pytest in .venv only (make test313: in .venv313 only)
 #   make typecheck   mypy over the Blender layer, in its own .venv-typecheck
-#   make build       extension zips into dist/ (PLATFORMS="linux-x64 ..." to limit them)
+#   make build       extension zips into dist/, one per platform and Python version
+#                    (PLATFORMS="linux-x64 ..." and PYTHONS="3.11 3.13" limit them)
 #   make demo MESH=path/to/mesh
 #   make real-blender-check  renders and UI checks in the real Blender 4.3 (../shared/tools)
 #   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
 #   make clean       build output and caches (make distclean: also venvs and wheels)
+#
+# Interpreters: PYTHON311 and PYTHON313 (e.g. make test PYTHON313=/opt/py313/bin/python3).
+# Unset, each is the first of: pythonX.Y on PATH, then pyenv's newest X.Y
+# ($PYENV_ROOT or ~/.pyenv, versions/X.Y.*/bin/pythonX.Y), that really runs as Python X.Y (a pyenv
+# shim for a version that is not selected fails and is skipped).
 
-PYTHON ?= python3
+# $(call find_python,3.13): the path of the first working Python 3.13 (empty if none).
+find_python = $(shell for p in python$(1) $$(ls -d "$${PYENV_ROOT:-$$HOME/.pyenv}"/versions/$(1).*/bin/python$(1) \
+	2>/dev/null | sort -rV); do [ "$$("$$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" \
+	= $(1) ] && { command -v "$$p"; break; }; done)
+ifeq ($(origin PYTHON311),undefined)
+PYTHON311 := $(call find_python,3.11)
+endif
+ifeq ($(origin PYTHON313),undefined)
+PYTHON313 := $(call find_python,3.13)
+endif
 VENV := .venv
+VENV313 := .venv313
 TYPECHECK_VENV := .venv-typecheck
 # The repository root is the add-on package; mypy sees it through this link, named after the
 # package, because the clone's own folder name is arbitrary (see mypy.ini).
@@ -18,25 +37,51 @@ TYPECHECK_SRC := $(TYPECHECK_VENV)/src
 TYPECHECK_TARGETS := -m tetrig -p tetrig.operators -p tetrig.panels -p tetrig.runtime \
 	-m tetrig.scripts.batch -m tetrig.scripts.demo -m tetrig.scripts.load_addon
 PLATFORMS ?=
+PYTHONS ?=
 MESH ?=
 
-.PHONY: venv test typecheck build demo bench real-blender-check clean distclean
+.PHONY: venv venv313 test test311 test313 typecheck build demo bench real-blender-check clean distclean
 
 venv: $(VENV)/.stamp
+venv313: $(VENV313)/.stamp
+
+# $(call make_venv,folder,interpreter,X.Y,requirements file,bpy version): checks that the
+# interpreter is Python X.Y, creates the venv and installs the requirements into it.
+define make_venv
+	@[ -n "$(2)" ] || { echo "make: no working python$(3) found (PATH, pyenv): install Python $(3)" \
+		"or run make with PYTHON$(subst .,,$(3))=/path/to/python$(3)" >&2; exit 1; }
+	@$(2) -c 'import sys; sys.exit(sys.version_info[:2] != ($(subst .,$(comma),$(3))) and \
+		"bpy $(5) needs Python $(3), but PYTHON$(subst .,,$(3))=$(2) is Python %d.%d" % sys.version_info[:2])'
+	$(2) -m venv $(1)
+	$(1)/bin/python -m pip install -r $(4)
+	touch $(1)/.stamp
+endef
+comma := ,
 
 $(VENV)/.stamp: requirements-dev.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) and \
-		"bpy 5.0.1 needs Python 3.11: run make with PYTHON=python3.11")'
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -r requirements-dev.txt
-	touch $@
+	$(call make_venv,$(VENV),$(PYTHON311),3.11,requirements-dev.txt,5.0.1)
 
-test: venv
+$(VENV313)/.stamp: requirements-dev-py313.txt
+	$(call make_venv,$(VENV313),$(PYTHON313),3.13,requirements-dev-py313.txt,5.2.3)
+
+# Both pytest runs and mypy always run; the status is a failure if any of them failed.
+test: venv venv313
+	@status=0; \
+	echo "== pytest in $(VENV): Python 3.11, bpy 5.0.1, NumPy 1.26 =="; \
+	$(VENV)/bin/python -m pytest -q tests || status=1; \
+	echo "== pytest in $(VENV313): Python 3.13, bpy 5.2.3, NumPy 2 =="; \
+	$(VENV313)/bin/python -m pytest -q tests || status=1; \
+	$(MAKE) --no-print-directory typecheck || status=1; \
+	exit $$status
+
+test311: venv
 	$(VENV)/bin/python -m pytest -q tests
-	$(MAKE) typecheck
+
+test313: venv313
+	$(VENV313)/bin/python -m pytest -q tests
 
 $(TYPECHECK_VENV)/.stamp: requirements-typecheck.txt
-	$(PYTHON) -m venv $(TYPECHECK_VENV)
+	$(PYTHON311) -m venv $(TYPECHECK_VENV)
 	$(TYPECHECK_VENV)/bin/python -m pip install -r requirements-typecheck.txt
 	touch $@
 
@@ -48,7 +93,7 @@ typecheck: $(TYPECHECK_VENV)/.stamp
 
 build: venv
 	$(VENV)/bin/python scripts/build_extension.py --output-dir dist \
-		$(foreach p,$(PLATFORMS),--platform $(p))
+		$(foreach p,$(PLATFORMS),--platform $(p)) $(foreach v,$(PYTHONS),--python $(v))
 
 demo: venv
 	$(VENV)/bin/python scripts/demo.py $(MESH)
@@ -67,4 +112,4 @@ clean:
 		-exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) $(TYPECHECK_VENV) wheels
+	rm -rf $(VENV) $(VENV313) $(TYPECHECK_VENV) wheels
