@@ -1,16 +1,34 @@
-"""TetRig: soft bodies from tetrahedral cages (register/unregister only)."""
+"""TetRig: soft bodies from tetrahedral cages (register/unregister only).
 
-from . import operators, panels
-from .runtime import handlers, properties
+The preferences entry is always registered. When SciPy does not import (a zip built for another
+Python), the sidebar shows one line naming the zip to install instead of the add-on failing with a
+traceback; the rest of the add-on, which needs SciPy, is then not imported at all.
+"""
 
-_modules = (properties, operators, panels, handlers)
+from types import ModuleType
+
+from . import panels
+from .runtime import dependencies, preferences
+
+_registered: list[ModuleType] = []
 
 
 def register() -> None:
-    for module in _modules:
+    """Register the add-on: everything when SciPy imports, else the preferences and one panel."""
+    modules: list[ModuleType] = [preferences]
+    if dependencies.scipy().available:
+        from . import operators
+        from .runtime import handlers, properties
+
+        modules += [properties, operators, panels, handlers]
+    else:
+        modules.append(panels.dependencies)
+    for module in modules:
         module.register()
+        _registered.append(module)
 
 
 def unregister() -> None:
-    for module in reversed(_modules):
-        module.unregister()
+    """Unregister what ``register()`` registered, in reverse order."""
+    while _registered:
+        _registered.pop().unregister()

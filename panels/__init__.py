@@ -1,10 +1,29 @@
-"""TetRig panels: the 3D viewport sidebar tab "TetRig"."""
+"""TetRig panels: the 3D viewport sidebar tab "TetRig".
+
+``main`` is the tab of a working add-on; it imports the engine, and so SciPy, when ``register()``
+runs. ``dependencies`` is the one panel registered instead when SciPy does not import (the root
+``__init__`` chooses).
+"""
 
 import bpy
 
-from . import main
+from . import dependencies
 
-classes = (main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_bake,
-           main.TETRIG_PT_output)
 
-register, unregister = bpy.utils.register_classes_factory(classes)
+def _classes() -> tuple[type[bpy.types.Panel], ...]:
+    from . import main
+
+    return (main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_bake,
+            main.TETRIG_PT_output)
+
+
+def register() -> None:
+    """Register the panels of ``main``."""
+    for cls in _classes():
+        bpy.utils.register_class(cls)
+
+
+def unregister() -> None:
+    """Unregister the panels of ``main``."""
+    for cls in reversed(_classes()):
+        bpy.utils.unregister_class(cls)

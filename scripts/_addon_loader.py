@@ -101,6 +101,10 @@ def load_addon() -> ModuleType:
     except Exception as exc:
         raise AddonLoadError(f"registering the TetRig add-on failed: {exc}") from exc
     if registered_package_name() is None:
+        # Without SciPy the add-on registers only its preferences and a panel saying so.
+        message = submodule(package, "runtime.dependencies").missing_message()
+        if message is not None:
+            raise AddonLoadError(f"{message} (or run with a Python that has SciPy)")
         raise AddonLoadError(f"the TetRig add-on from {REPO_ROOT} did not register its operators")
     return package
 

@@ -129,6 +129,15 @@ def test_manifest_lists_scipy_numba_llvmlite_per_platform_and_python_and_no_nump
         assert dists == {"scipy": SCIPY_VERSION, "numba": numba, "llvmlite": llvmlite}
 
 
+def test_the_add_on_knows_the_zips_the_build_makes() -> None:
+    """runtime/dependencies.py names the zip to install when SciPy is missing: its table of zips
+    is the build's."""
+    dependencies = load_module(REPO_ROOT / "runtime" / "dependencies.py", "tetrig_dependencies")
+    plan = load_build_script().build_plan(load_manifest(), None, None)
+    zips = {(platform, python) for python, platforms in plan for platform in platforms}
+    assert zips == {(p, v) for p, versions in dependencies.ZIP_PYTHONS.items() for v in versions}
+
+
 def test_manifest_build_excludes_development_files() -> None:
     patterns = load_manifest()["build"]["paths_exclude_pattern"]
     for pattern in ("/tests/", "/benchmarks/", "/.ci/", "/docs/", "/Makefile",
@@ -192,6 +201,7 @@ def test_linux_zip_contents(linux_zips: dict[str, Path], python: str) -> None:
     assert "blender_manifest.toml" in names
     assert "__init__.py" in names
     assert "tetrig_addon/__init__.py" in names
+    assert "runtime/dependencies.py" in names and "panels/dependencies.py" in names
     assert any(n.startswith("tetrig_addon/") and n.endswith(".py") for n in names)
 
     assert sorted(n for n in names if n.endswith(".whl")) == sorted(w.removeprefix("./") for w in linux_wheels)
@@ -264,7 +274,7 @@ def test_zip_installs_into_a_temporary_user_folder_and_runs(linux_zips: dict[str
     """The zip's own SciPy, numba and llvmlite (the venv's are hidden) run the add-on."""
     report = install_in_bpy(linux_zips[THIS_PYTHON], tmp_path, "--bundled-only")
     assert report["install"] == ["FINISHED"] and report["enabled"], report
-    assert report["panel"] == "TETRIG_PT_main"
+    assert report["panel"] == "TETRIG_PT_main" and report["preferences"] == "TETRIG_AP_preferences"
     expected = {"scipy": SCIPY_VERSION, "numba": NUMBA_LLVMLITE["linux-x64"][0],
                 "llvmlite": NUMBA_LLVMLITE["linux-x64"][1]}
     for name, version in expected.items():
