@@ -9,7 +9,7 @@
 #   make build       extension zips into dist/, one per platform and Python version
 #                    (PLATFORMS="linux-x64 ..." and PYTHONS="3.11 3.13" limit them)
 #   make demo MESH=path/to/mesh
-#   make real-blender-check  renders and UI checks in the real Blender 4.3 (../shared/tools)
+#   make real-blender-check  renders, UI and install checks in the real Blender 4.3 (../shared/tools)
 #   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
 #   make clean       build output and caches (make distclean: also venvs and wheels)
 #

@@ -1,7 +1,8 @@
 """``blender -b scene.blend -a`` and an F12 animation render in the UI, with the real Blender 4.3
 binary (../shared/tools/real-blender): every frame renders, nothing simulates off the main thread,
 motion-blur subframes never advance the simulation, and each rendered frame shows the simulated
-deformation.
+deformation. And the extension zips in it (Debian's Blender 4.3 runs Python 3.13 with NumPy 2.2):
+the Python 3.13 zip installs, enables, and its numba compiles; the Python 3.11 zip is refused.
 
 The scene is made inside Blender 4.3 itself (tests/real_blender/make_scene.py): an unbaked ico
 sphere and a baked Suzanne falling on a floor, Cycles 160×120 with motion blur, frames 1–12.
@@ -29,10 +30,10 @@ if not (RUN.is_file() and (ROOT / "usr" / "bin" / "blender").is_file()):
     raise RuntimeError("the real Blender 4.3 root is missing: run ../shared/tools/real-blender/setup.sh")
 
 
-def blender(*args: str, gui: bool = False) -> subprocess.CompletedProcess[str]:
+def blender(*args: str, gui: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real ``blender`` from the repository (run.sh makes it and /tmp visible); with
-    ``gui`` in a window on a virtual screen."""
-    env = {**os.environ, "GUI": "1" if gui else "0"}
+    ``gui`` in a window on a virtual screen; ``env`` adds environment variables."""
+    env = {**os.environ, "GUI": "1" if gui else "0", **(env or {})}
     proc = subprocess.run([str(RUN), *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S,
                           env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -155,3 +156,61 @@ def test_ui_bake_is_modal_shows_progress_and_esc_cancels(scene_blend: Path) -> N
     assert events["before escape"][2:] == [None, "modal", ["TETRIG_OT_bake"]]  # baking, nothing stored yet
     assert events["after escape"][2:] == [None, "modal", []]  # cancelled: nothing stored
     assert events["after second"][2:] == [[1, 160], "modal", []]
+
+
+BUILD_SCRIPT = REPO / "scripts" / "build_extension.py"
+
+
+@pytest.fixture(scope="module")
+def linux_zips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The linux-x64 zips for Python 3.11 and 3.13 (scripts/build_extension.py); version -> zip."""
+    import sys
+
+    out_dir = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, str(BUILD_SCRIPT), "--platform", "linux-x64", "--output-dir", str(out_dir)],
+                          cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"3.11": out_dir / "tetrig-0.1.0-linux_x64-py311.zip", "3.13": out_dir / "tetrig-0.1.0-linux_x64-py313.zip"}
+
+
+def install_zip(zip_path: Path, folder: Path, *options: str) -> dict:
+    """Install ``zip_path`` in the real Blender with ``folder/user`` as its user folder
+    (tests/real_blender/install_zip.py); returns its report."""
+    import json
+
+    out = folder / "install.json"
+    proc = blender("-b", "--factory-startup", "--python", "tests/real_blender/install_zip.py", "--",
+                   str(zip_path), str(out), *options, env={"BLENDER_USER_RESOURCES": str(folder / "user")})
+    report = json.loads(out.read_text())
+    print(proc.stdout[-2000:])
+    return report
+
+
+def test_python313_zip_installs_enables_and_its_numba_compiles(linux_zips: dict[str, Path], tmp_path: Path) -> None:
+    report = install_zip(linux_zips["3.13"], tmp_path)
+    assert report["python"].startswith("3.13.")
+    assert report["install"] == ["FINISHED"] and report["enabled"] and report["panel"] == "TETRIG_PT_main"
+    assert report["preferences"] == "TETRIG_AP_preferences"
+    # numba and llvmlite come from the zip's wheels (Debian's Blender has none)
+    assert report["numba"][0] == "0.68.1" and report["numba"][2], report
+    assert report["llvmlite"][0] == "0.50.0" and report["llvmlite"][2], report
+    assert report["njit"][0] == 10.0, report
+    # SciPy imports (Blender 4.3 puts the extensions' site-packages last on sys.path, so Debian's
+    # own SciPy, built for Debian's NumPy, is the one used there)
+    assert isinstance(report["scipy"], list), report
+    assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
+
+
+def test_bundled_scipy_works_with_the_blenders_numpy_2(linux_zips: dict[str, Path], tmp_path: Path) -> None:
+    """The zip's own SciPy 1.16.3 (cp313) against Debian's NumPy 2.2: builds a cage that falls."""
+    report = install_zip(linux_zips["3.13"], tmp_path, "--bundled-only")
+    assert report["enabled"] and report["panel"] == "TETRIG_PT_main", report
+    assert report["scipy"][0] == "1.16.3" and report["scipy"][2], report
+    assert report["numpy"][0].startswith("2."), report
+    assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
+
+
+def test_python311_zip_is_refused_with_a_clear_message(linux_zips: dict[str, Path], tmp_path: Path) -> None:
+    report = install_zip(linux_zips["3.11"], tmp_path)
+    assert "This Python version (3.13) isn't compatible with (3.11)" in report["install"], report
+    assert not report["enabled"]
