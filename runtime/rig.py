@@ -67,7 +67,7 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     binding = bind(vertices, cage.control_points, cage.tets)
     seconds = time.perf_counter() - t0
 
-    remove(obj, keep_settings=True)
+    remove(obj)
     cage_obj = cage_object.create(obj, cage, collection)
     object_settings(cage_obj).role = ROLE_CAGE
     object_settings(cage_obj).source = obj
@@ -87,9 +87,10 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
                        binding.outside_count, cage.dropped_slivers, seconds)
 
 
-def remove(obj: bpy.types.Object, keep_settings: bool = False) -> None:
+def remove(obj: bpy.types.Object) -> None:
     """Remove everything TetRig added to ``obj``: cage object, attributes, modifier. The mesh's own
-    data was never written, so it is back to exactly what it was."""
+    data was never written, so it is back to exactly what it was. The settings (resolution,
+    material, substeps, ...) stay on the object, so the next Build Cage uses them."""
     settings = object_settings(obj)
     cage = settings.cage
     # A duplicate of a soft body points at the original's cage: never delete a cage owned by
@@ -104,8 +105,3 @@ def remove(obj: bpy.types.Object, keep_settings: bool = False) -> None:
     settings.bind_id = ""
     settings.bound_vertex_count = 0
     settings.outside_count = 0
-    if not keep_settings:
-        for name in ("resolution", "max_control_points", "mode", "youngs_modulus", "stiffness",
-                     "use_volume", "volume_stiffness", "damping", "substeps", "density",
-                     "pin_group", "use_ground", "ground_height", "ground_friction", "max_speed", "simulate"):
-            settings.property_unset(name)
