@@ -51,3 +51,44 @@ def test_remove_asks_before_it_deletes_in_the_ui(bpy, addon):
     assert TETRIG_OT_remove.invoke(None, context, None) == {"RUNNING_MODAL"}
     assert len(asked) == 1 and "Ball" in asked[0]["title"] and asked[0]["confirm_text"] == "Remove"
     assert obj.tetrig.role == "SOURCE" and obj.tetrig.cage is not None  # nothing removed yet
+
+
+@pytest.fixture()
+def steps(addon, monkeypatch):
+    """Counts solver steps: every simulated frame goes through ``solver.step``."""
+    from tetrig.tetrig_addon import solver
+
+    calls = []
+    real_step = solver.step
+
+    def counting_step(*args, **kwargs):
+        calls.append(1)
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(solver, "step", counting_step)
+    return calls
+
+
+@pytest.mark.parametrize("operator", ["export_pc2", "export_animation_json", "export_json"])
+@pytest.mark.parametrize("where, reason", [("missing/out", "does not exist"),
+                                           ("is_a_folder", "is a folder"),
+                                           ("/proc/tetrig", "cannot write in the folder /proc")])
+def test_an_export_to_a_bad_path_is_refused_before_any_frame_is_simulated(
+        bpy, addon, tmp_path, steps, operator, where, reason):
+    bpy.context.scene.frame_end = 30
+    obj = ball(bpy)
+    from tetrig.runtime import simulation
+
+    simulation.free(obj)  # no cached frames: an export would have to simulate frames 2-30
+    (tmp_path / "is_a_folder").mkdir()
+    path = where if where.startswith("/") else str(tmp_path / where)
+    with pytest.raises(RuntimeError, match=f"Export failed: .*{reason}"):  # an ERROR report
+        getattr(bpy.ops.tetrig, operator)(filepath=path)
+    assert steps == []  # not one frame simulated
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["is_a_folder"]  # nothing written
+    # the same export to a good path simulates the frame range (so the count above can fail)
+    good = tmp_path / "good.out"
+    assert getattr(bpy.ops.tetrig, operator)(filepath=str(good)) == {"FINISHED"}
+    assert good.stat().st_size > 0
+    frames = bpy.context.scene.frame_end - bpy.context.scene.frame_start
+    assert len(steps) == (0 if operator == "export_json" else frames)  # frames 2-30 from rest
