@@ -86,6 +86,7 @@ class TETRIG_PT_main(TetRigPanel):
         layout.operator("tetrig.build_cage", icon="MESH_ICOSPHERE",
                         text="Rebuild Cage & Bind" if s.role == ROLE_SOURCE else None)
         if s.role == ROLE_SOURCE:
+            layout.prop(s, "show_cage")
             box = layout.box()
             cage = s.cage
             if cage is not None:

@@ -13,8 +13,28 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
 
 from ..tetrig_addon import cage as engine_cage
 from ..tetrig_addon import solver as engine_solver
+from . import cage_object
 
 ROLE_NONE, ROLE_SOURCE, ROLE_CAGE = "NONE", "SOURCE", "CAGE"
+
+
+def _own_cage(settings: "TetRigObjectSettings") -> bpy.types.Object | None:
+    """The cage of a soft body, if it is its own (a Shift+D copy points at the original's)."""
+    cage = settings.cage
+    if settings.role != ROLE_SOURCE or cage is None or object_settings(cage).source != settings.id_data:
+        return None
+    return cage
+
+
+def _get_show_cage(settings: "TetRigObjectSettings") -> bool:
+    cage = _own_cage(settings)
+    return cage is not None and cage_object.is_shown(cage)
+
+
+def _set_show_cage(settings: "TetRigObjectSettings", value: bool) -> None:
+    cage = _own_cage(settings)
+    if cage is not None:
+        cage_object.show(cage, value)
 
 
 class TetRigObjectSettings(bpy.types.PropertyGroup):
@@ -37,6 +57,10 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Rest Matrix", size=16, default=[1.0 if i % 5 == 0 else 0.0 for i in range(16)],
         description="World matrix at the start frame, the pose the cage simulates in")
     has_rest_matrix: BoolProperty(default=False)  # type: ignore[valid-type]
+    show_cage: BoolProperty(  # type: ignore[valid-type]
+        name="Show Cage", get=_get_show_cage, set=_set_show_cage,
+        description="Draw the cage (control points and springs) in the viewports. The state is the "
+                    "cage object's own Disable in Viewports, saved with the file")
     outside_count: IntProperty(  # type: ignore[valid-type]
         name="Outside", default=0,
         description="Vertices found in no tet at bind time, bound to their nearest tet")

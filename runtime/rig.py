@@ -67,8 +67,9 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     binding = bind(vertices, cage.control_points, cage.tets)
     seconds = time.perf_counter() - t0
 
+    shown = settings.show_cage  # a rebuilt cage stays as visible as the old one
     remove(obj)
-    cage_obj = cage_object.create(obj, cage, collection)
+    cage_obj = cage_object.create(obj, cage, collection, visible=shown)
     object_settings(cage_obj).role = ROLE_CAGE
     object_settings(cage_obj).source = obj
     binding_store.store(mesh_io.mesh_of(obj), binding.control_point_indices, binding.weights)

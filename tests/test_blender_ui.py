@@ -92,3 +92,47 @@ def test_an_export_to_a_bad_path_is_refused_before_any_frame_is_simulated(
     assert good.stat().st_size > 0
     frames = bpy.context.scene.frame_end - bpy.context.scene.frame_start
     assert len(steps) == (0 if operator == "export_json" else frames)  # frames 2-30 from rest
+
+
+def test_the_cage_is_hidden_by_default_and_show_cage_survives_save_and_reload(bpy, addon, tmp_path):
+    obj = ball(bpy)
+    cage = obj.tetrig.cage
+    assert cage.hide_viewport and not obj.tetrig.show_cage  # hidden when built
+    assert not cage.show_in_front and cage.display_type == "WIRE" and cage.hide_render
+    assert cage not in bpy.context.visible_objects
+    # hidden, it still does its job: playback moves the cage and the mesh, a bake stores it
+    from blender_helpers import evaluated_positions, rest_positions
+    bpy.context.scene.frame_set(12)
+    assert (evaluated_positions(obj) - rest_positions(obj))[:, 2].min() < -0.05
+    import numpy as np
+    from tetrig.runtime import mesh_io
+    offsets = mesh_io.read_attribute(cage.data, "tetrig_offset", np.float32, 3)
+    assert offsets[:, 2].min() < -0.05  # the cage's control points moved with it
+    obj.tetrig.show_cage = True
+    assert not cage.hide_viewport and obj.tetrig.show_cage and cage in bpy.context.visible_objects
+    # shown, it draws the simulated control points
+    assert (evaluated_positions(cage) - rest_positions(cage))[:, 2].min() < -0.05
+    path = tmp_path / "shown.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    obj.tetrig.show_cage = False
+    assert cage.hide_viewport and not obj.tetrig.show_cage
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "hidden.blend"))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    obj = bpy.data.objects["Ball"]
+    assert obj.tetrig.show_cage and not obj.tetrig.cage.hide_viewport  # reopened as saved: shown
+    assert obj.tetrig.cage.tetrig.role == "CAGE" and obj.tetrig.cage.tetrig.source == obj
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}  # a rebuilt cage keeps the state
+    assert obj.tetrig.show_cage and not obj.tetrig.cage.hide_viewport
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "hidden.blend"))
+    obj = bpy.data.objects["Ball"]
+    assert not obj.tetrig.show_cage and obj.tetrig.cage.hide_viewport
+
+
+def test_show_cage_on_a_copy_leaves_the_original_cage_alone(bpy, addon):
+    obj = ball(bpy)
+    bpy.ops.object.duplicate()  # Shift+D: the copy points at the original's cage
+    copy = bpy.context.active_object
+    assert copy != obj and copy.tetrig.cage == obj.tetrig.cage
+    copy.tetrig.show_cage = True
+    assert obj.tetrig.cage.hide_viewport and not copy.tetrig.show_cage
