@@ -1,9 +1,9 @@
 """TetRig: soft bodies from tetrahedral cages (register/unregister only)."""
 
 from . import operators, panels
-from .runtime import handlers, properties
+from .runtime import handlers, presets, properties
 
-_modules = (properties, operators, panels, handlers)
+_modules = (properties, presets, operators, panels, handlers)
 
 
 def register() -> None:

@@ -2,9 +2,9 @@
 
 import bpy
 
-from . import main
+from . import main, presets
 
-classes = (main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_bake,
-           main.TETRIG_PT_output)
+classes = (presets.TETRIG_MT_presets, main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal,
+           main.TETRIG_PT_bake, main.TETRIG_PT_output)
 
 register, unregister = bpy.utils.register_classes_factory(classes)

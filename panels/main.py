@@ -11,6 +11,7 @@ import bpy
 from ..runtime.mesh_io import mesh_of
 from ..runtime import bake, simulation
 from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
+from .presets import TETRIG_MT_presets
 
 
 def _target(context: bpy.types.Context) -> bpy.types.Object | None:
@@ -107,6 +108,7 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
     header_toggle = "simulate"
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        col.menu(TETRIG_MT_presets.__name__, text=TETRIG_MT_presets.bl_label, icon="PRESET")
         col.prop(s, "mode")
         if s.mode == "PBD":
             col.prop(s, "stiffness")
