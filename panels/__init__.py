@@ -2,9 +2,9 @@
 
 import bpy
 
-from . import main, presets
+from . import main, menus
 
-classes = (presets.TETRIG_MT_presets, main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal,
-           main.TETRIG_PT_bake, main.TETRIG_PT_output)
+classes = (menus.TETRIG_MT_presets, menus.TETRIG_MT_export, main.TETRIG_PT_main, main.TETRIG_PT_simulation,
+           main.TETRIG_PT_goal, main.TETRIG_PT_collisions, main.TETRIG_PT_bake, main.TETRIG_PT_output)
 
 register, unregister = bpy.utils.register_classes_factory(classes)

@@ -136,3 +136,44 @@ def test_show_cage_on_a_copy_leaves_the_original_cage_alone(bpy, addon):
     assert copy != obj and copy.tetrig.cage == obj.tetrig.cage
     copy.tetrig.show_cage = True
     assert obj.tetrig.cage.hide_viewport and not copy.tetrig.show_cage
+
+
+def test_lock_interface_turned_on_by_tetrig_is_known_to_the_panel(bpy, addon):
+    from tetrig.runtime import render_guard
+
+    scene = bpy.context.scene
+    scene.render.use_lock_interface = False
+    ball(bpy)
+    assert not render_guard.lock_interface_turned_on(scene)
+    scene.frame_set(2)  # the first frame change of a scene with soft bodies turns it on
+    assert scene.render.use_lock_interface and render_guard.lock_interface_turned_on(scene)
+    scene.render.use_lock_interface = False  # the user's choice stands
+    scene.frame_set(3)
+    assert not scene.render.use_lock_interface and not render_guard.lock_interface_turned_on(scene)
+
+
+class _Column:
+    def __init__(self):
+        self.labels = []
+
+    def column(self, align=False):
+        return self
+
+    def label(self, text="", icon="NONE"):
+        self.labels.append((text, icon))
+
+
+@pytest.mark.parametrize("width, scale", [(240, 1.0), (480, 2.0), (600, 1.0)])
+def test_panel_lines_wrap_to_the_sidebar_instead_of_being_cut(addon, width, scale):
+    from tetrig.panels.main import CHAR_WIDTH_PX, LABEL_MARGIN_PX, wrapped_label
+
+    text = "2930 vertices bound, 43 bound to their nearest tet"
+    context = SimpleNamespace(region=SimpleNamespace(width=width),
+                              preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=scale)))
+    col = _Column()
+    wrapped_label(col, context, text, "VERTEXSEL")
+    room = (width / scale - LABEL_MARGIN_PX) / CHAR_WIDTH_PX
+    assert " ".join(t for t, _ in col.labels) == text  # every word shown
+    assert all(len(t) <= room for t, _ in col.labels)
+    assert len(col.labels) == (1 if len(text) <= room else 2)
+    assert [i for _, i in col.labels] == ["VERTEXSEL", "BLANK1"][:len(col.labels)]
