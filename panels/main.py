@@ -42,6 +42,15 @@ def wrapped_label(layout: bpy.types.UILayout, context: bpy.types.Context, text: 
         col.label(text=line, icon=icon if i == 0 else ("BLANK1" if icon != "NONE" else "NONE"))
 
 
+def _toggled(col: bpy.types.UILayout, s: Any, toggle: str, *names: str) -> None:
+    """A checkbox and the settings it switches on, greyed out while it is off."""
+    col.prop(s, toggle)
+    sub = col.column()
+    sub.active = bool(getattr(s, toggle))
+    for name in names:
+        sub.prop(s, name)
+
+
 class TetRigPanel(bpy.types.Panel):
     """Base of the TetRig panels (not registered itself)."""
 
@@ -132,10 +141,7 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         if s.mode == "CONTINUUM":  # the continuum tets always keep volume
             col.prop(s, "volume_stiffness")
         else:
-            col.prop(s, "use_volume")
-            sub = col.column()
-            sub.active = s.use_volume
-            sub.prop(s, "volume_stiffness")
+            _toggled(col, s, "use_volume", "volume_stiffness")
         col.prop(s, "damping")
         col.prop(s, "density")
         col.prop(s, "substeps")
@@ -166,11 +172,7 @@ class TETRIG_PT_collisions(SoftBodySubpanel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
-        col.prop(s, "use_ground")
-        sub = col.column()
-        sub.active = s.use_ground
-        sub.prop(s, "ground_height")
-        sub.prop(s, "ground_friction")
+        _toggled(col, s, "use_ground", "ground_height", "ground_friction")
         col.prop(s, "use_colliders")
         col.prop(s, "max_speed")
 
