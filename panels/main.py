@@ -26,8 +26,8 @@ def _target(context: bpy.types.Context) -> bpy.types.Object | None:
 
 # Average width of a label character [px at UI scale 1] and the room an icon and the panel's
 # margins take, for wrapping text to the sidebar's width (Blender labels do not wrap themselves).
-CHAR_WIDTH_PX = 6.0
-LABEL_MARGIN_PX = 50.0
+CHAR_WIDTH_PX = 6.5
+LABEL_MARGIN_PX = 52.0
 MIN_WRAP = 20
 
 
@@ -132,7 +132,10 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
     header_toggle = "simulate"
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
-        col.menu(TETRIG_MT_presets.__name__, text=TETRIG_MT_presets.bl_label, icon="PRESET")
+        row = col.row(align=True)  # Blender's preset row: the menu, add, remove the chosen one
+        row.menu(TETRIG_MT_presets.__name__, text=TETRIG_MT_presets.bl_label, icon="PRESET")
+        row.operator("tetrig.preset_add", text="", icon="ADD")
+        row.operator("tetrig.preset_add", text="", icon="REMOVE").remove_active = True
         col.prop(s, "mode")
         if s.mode == "PBD":
             col.prop(s, "stiffness")
@@ -186,10 +189,15 @@ class TETRIG_PT_bake(SoftBodySubpanel):
         if obj is None or scene is None:
             return
         layout = self.layout
+        job = bake.running()
+        if job is not None:  # a bake runs (the modal operator): its progress, and how to stop it
+            layout.progress(factor=job.fraction, type="BAR",
+                            text=f"{job.current_name or '...'}: frame {job.current_frame}/{job.frame_end}")
+            layout.label(text="Cancel", icon="EVENT_ESC")
         state = bake.status(obj, scene)
         col = layout.column(align=True)
         if state is None:
-            wrapped_label(col, context, "Not baked: frames are simulated live", "INFO")
+            wrapped_label(col, context, "Not baked: simulated live", "INFO")
         elif state.outdated:
             wrapped_label(col, context, f"Bake outdated: playing the bake ({state.describe()}); "
                                         "bake again to see the changed settings", "ERROR")

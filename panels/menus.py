@@ -11,7 +11,6 @@ class TETRIG_MT_presets(bpy.types.Menu):
     bl_label = "Material Presets"
     preset_subdir = presets.PRESET_SUBDIR
     preset_operator = "script.execute_preset"
-    preset_add_operator = "tetrig.preset_add"
     draw = bpy.types.Menu.draw_preset  # type: ignore[assignment]
 
 

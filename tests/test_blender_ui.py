@@ -177,3 +177,60 @@ def test_panel_lines_wrap_to_the_sidebar_instead_of_being_cut(addon, width, scal
     assert all(len(t) <= room for t, _ in col.labels)
     assert len(col.labels) == (1 if len(text) <= room else 2)
     assert [i for _, i in col.labels] == ["VERTEXSEL", "BLANK1"][:len(col.labels)]
+
+
+@pytest.mark.parametrize("mesh, resolution, cap", [("spot", 25, 20000), ("stanford-bunny", 10, 2000),
+                                                    ("stanford-bunny", 20, 3000)])
+def test_the_build_estimate_is_close_to_the_cage_built(bpy, addon, mesh, resolution, cap):
+    from blender_helpers import import_obj
+    from tetrig.runtime import rig
+
+    obj = import_obj(mesh)
+    obj.tetrig.resolution, obj.tetrig.max_control_points = resolution, cap
+    guess = rig.estimate(obj)
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    cage = obj.tetrig.cage.data
+    assert guess.control_point_count == pytest.approx(len(cage.vertices), rel=0.25)
+    assert guess.tet_count == pytest.approx(len(cage.polygons), rel=0.25)
+    assert "control points" in guess.message() and guess.seconds > 0
+
+
+def test_a_large_build_asks_first_with_its_estimate(bpy, addon):
+    """Background mode runs invoke_confirm unconfirmed, so invoke is called directly."""
+    from blender_helpers import import_obj
+    from tetrig.operators.build_cage import CONFIRM_ABOVE_S, TETRIG_OT_build_cage
+
+    obj = import_obj("stanford-bunny")
+    asked = []
+    wm = SimpleNamespace(invoke_confirm=lambda op, event, **kw: asked.append(kw) or {"RUNNING_MODAL"})
+    context = SimpleNamespace(active_object=obj, window_manager=wm)
+    obj.tetrig.resolution, obj.tetrig.max_control_points = 40, 40000  # ~30k points, ~170k tets
+    assert TETRIG_OT_build_cage.invoke(None, context, None) == {"RUNNING_MODAL"}
+    assert len(asked) == 1 and asked[0]["confirm_text"] == "Build"
+    seconds = float(asked[0]["message"].split("about ")[1].split(" s")[0])
+    assert seconds > CONFIRM_ABOVE_S
+    assert obj.tetrig.role == "NONE" and obj.tetrig.cage is None  # nothing built before the answer
+
+
+def test_a_bake_job_reports_its_progress_and_the_frame_it_just_baked(bpy, addon):
+    import numpy as np
+    from tetrig.runtime import bake, bake_store, simulation
+
+    scene = bpy.context.scene
+    scene.frame_end = 24
+    obj = ball(bpy)
+    job = bake.BakeJob([obj], scene)
+    assert job.fraction == 0.0 and job.latest() is None
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    fractions = []
+    while not job.step(depsgraph, budget_s=0.0):  # one frame per step
+        fractions.append(job.fraction)
+        name, shown = job.latest()
+        assert name == "Ball"
+        frame = job.current_frame - 1
+        live = simulation.displacements_at(obj, scene, frame, depsgraph)
+        np.testing.assert_allclose(shown, live, atol=1e-6)  # the frame just baked
+    assert fractions == sorted(fractions) and fractions[0] == pytest.approx(1 / 24)
+    assert job.fraction == 1.0 and bake_store.source_bake(obj) is not None
+    assert bake.running() is None  # only the modal operator sets it
+    assert bpy.ops.tetrig.bake() == {"FINISHED"} and bake.running() is None
