@@ -3,6 +3,7 @@ import os, sys, bpy, subprocess
 #   SHOT=panel  the panel with the Material Presets menu open, a Suzanne dropped on a plane (docs/panel.png)
 #   SHOT=cage   the bunny with Show Cage on (docs/cage.png)
 #   SHOT=bake   the bunny while baking: progress bars in the status bar and the panel (docs/bake.png)
+#   LATE_CLICK=x,y  one more click just before the shot (see below)
 #   GUI=1 SHOT=panel ../shared/tools/real-blender/run.sh --factory-startup \
 #     --python ../shared/tools/real-blender/screenshot.py -- docs/panel.png 14 docs/screenshot_setup.py
 # (delays: panel 14, cage 12, bake 16; the presets menu opens 1.2 s and the bake starts 1.4 s
@@ -83,16 +84,21 @@ def _bake():
         print("bake:", bpy.ops.tetrig.bake("INVOKE_DEFAULT"))
 
 
-def _open_presets():
-    # after screenshot.py's Escape, which would close the menu
+# A click 1.2 s before the shot, after screenshot.py's Escape (which closes menus and dialogs):
+# the Material Presets menu for SHOT=panel, or LATE_CLICK="x,y" (e.g. "1174,794", Remove Soft Body).
+LATE_CLICK = os.environ.get("LATE_CLICK", "1165,304" if SHOT == "panel" else "")
+
+
+def _late_click():
+    x, y = LATE_CLICK.split(",")
     subprocess.Popen(["bash", "-c",
         "W=$(xdotool search --onlyvisible --class blender | head -1); "
-        "xdotool mousemove --window $W 1165 304; sleep 0.2; xdotool mousedown 1; sleep 0.1; xdotool mouseup 1; "
-        "sleep 0.2; xdotool mousemove --window $W 1190 330"])
+        f"xdotool mousemove --window $W {x} {y}; sleep 0.2; xdotool mousedown 1; sleep 0.1; xdotool mouseup 1; "
+        f"sleep 0.2; xdotool mousemove --window $W {int(x) + 25} {int(y) + 26}"])
 
 
 bpy.app.timers.register(_click_tab, first_interval=5.0)
-if SHOT == "panel":
-    bpy.app.timers.register(_open_presets, first_interval=DELAY - 1.2)
+if LATE_CLICK:
+    bpy.app.timers.register(_late_click, first_interval=DELAY - 1.2)
 if SHOT == "bake":  # after screenshot.py's Escape, which would cancel it
     bpy.app.timers.register(_bake, first_interval=DELAY - 1.4)
