@@ -58,8 +58,11 @@ def is_shown(cage_obj: bpy.types.Object) -> bool:
 
 
 def show(cage_obj: bpy.types.Object, visible: bool) -> None:
-    """Show or hide the cage in every viewport; also reveals a cage hidden with H in this view layer."""
+    """Show or hide the cage in every viewport; also reveals a cage hidden with H in this view layer.
+    A shown cage is drawn behind the mesh surface (cages built before TetRig hid them were In Front)."""
     cage_obj.hide_viewport = not visible
+    if visible:
+        cage_obj.show_in_front = False
     view_layer = bpy.context.view_layer
     if visible and view_layer is not None and view_layer.objects.get(cage_obj.name) is not None:
         cage_obj.hide_set(False, view_layer=view_layer)

@@ -108,8 +108,10 @@ def test_the_cage_is_hidden_by_default_and_show_cage_survives_save_and_reload(bp
     from tetrig.runtime import mesh_io
     offsets = mesh_io.read_attribute(cage.data, "tetrig_offset", np.float32, 3)
     assert offsets[:, 2].min() < -0.05  # the cage's control points moved with it
+    cage.show_in_front = True  # as cages built by earlier versions were
     obj.tetrig.show_cage = True
     assert not cage.hide_viewport and obj.tetrig.show_cage and cage in bpy.context.visible_objects
+    assert not cage.show_in_front
     # shown, it draws the simulated control points
     assert (evaluated_positions(cage) - rest_positions(cage))[:, 2].min() < -0.05
     path = tmp_path / "shown.blend"
