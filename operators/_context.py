@@ -6,7 +6,7 @@ from typing import Literal
 
 import bpy
 
-from ..runtime import animation_export, simulation
+from ..runtime import animation_export, export, simulation
 from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
 from ..tetrig_addon.errors import TetRigInputError
 
@@ -56,9 +56,10 @@ class FrameRangeExport(SoftBodyOperator):
             return {"CANCELLED"}
         first, last = animation_export.frame_range(scene, obj)
         path = self.filepath  # type: ignore[attr-defined]
-        try:
+        try:  # the writers check the path before a single frame is simulated
             message = self.write(obj, scene, context.evaluated_depsgraph_get(), path, first, last)
-        except (OSError, TetRigInputError, simulation.StaleBindingError, ValueError) as exc:
+        except (OSError, TetRigInputError, simulation.StaleBindingError, ValueError,
+                export.ExportError) as exc:
             self.report({"ERROR"}, f"Export failed: {exc}")
             return {"CANCELLED"}
         self.report({"INFO"}, message)

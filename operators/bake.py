@@ -2,18 +2,54 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import time
+
 import bpy
 from bpy.props import BoolProperty
 
 from ..runtime import bake, render_guard, simulation
 from ._context import OperatorResult, soft_body
 
-# Seconds of baking per timer event: short enough for Esc and the progress bar to respond.
+# Seconds of baking per timer event: short enough for Esc and the progress bar to respond; after
+# each, the viewport shows the frame just baked and the progress bars move.
 STEP_BUDGET_S = 0.1
 TIMER_INTERVAL_S = 0.001
+# Seconds between two viewport redraws showing the frame just baked (a redraw of a dense mesh costs
+# as much as a few frames of baking on a slow GPU); the progress bars move after every step.
+VIEWPORT_EVERY_S = 0.5
 # Events that only move the view: let them through while baking.
 NAVIGATION_EVENTS = {"MIDDLEMOUSE", "WHEELUPMOUSE", "WHEELDOWNMOUSE", "TRACKPADPAN", "TRACKPADZOOM",
                      "NDOF_MOTION", "MOUSEMOVE", "INBETWEEN_MOUSEMOVE"}
+
+
+def draw_status(header: Any, context: bpy.types.Context) -> None:
+    """The status bar while baking: a progress bar and how to cancel."""
+    job = bake.running()
+    if job is None:
+        return
+    row = header.layout.row()
+    row.ui_units_x = 16
+    row.progress(factor=job.fraction, type="BAR",
+                 text=f"Baking {job.current_name or '...'}: frame {job.current_frame}/{job.frame_end}")
+    header.layout.label(text="Cancel", icon="EVENT_ESC")
+
+
+def redraw(context: bpy.types.Context, viewports: bool = True) -> None:
+    """Redraw the 3D views (the frame being baked) or only their sidebars (the progress bar)."""
+    if context.workspace is not None:
+        context.workspace.status_text_set(draw_status if bake.running() is not None else None)
+    for window in context.window_manager.windows:
+        for area in window.screen.areas:
+            if area.type != "VIEW_3D":
+                continue
+            if viewports:
+                area.tag_redraw()
+            else:
+                for region in area.regions:
+                    if region.type == "UI":
+                        region.tag_redraw()
 
 
 class TETRIG_OT_bake(bpy.types.Operator):
@@ -29,6 +65,7 @@ class TETRIG_OT_bake(bpy.types.Operator):
 
     _job: bake.BakeJob | None = None
     _timer: bpy.types.Timer | None = None
+    _shown_at = 0.0  # time.monotonic() of the last viewport redraw
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -98,20 +135,28 @@ class TETRIG_OT_bake(bpy.types.Operator):
         if context.screen is not None and context.screen.is_animation_playing:
             bpy.ops.screen.animation_cancel(restore_frame=False)
         self._job = job
+        bake.set_running(job)
         wm = context.window_manager
         wm.progress_begin(0, job.total_frames)
         self._timer = wm.event_timer_add(TIMER_INTERVAL_S, window=context.window)
         wm.modal_handler_add(self)
-        self._show_status(context)
+        self._shown_at = time.monotonic()
+        redraw(context)
         return {"RUNNING_MODAL"}
 
-    def _show_status(self, context: bpy.types.Context) -> None:
-        job = self._job
-        if job is None or context.workspace is None:
+    def _show_latest(self, context: bpy.types.Context, job: bake.BakeJob) -> None:
+        """Move the progress bars; every ``VIEWPORT_EVERY_S`` also show the frame just baked in the
+        viewport (the scene's frame stays where it is)."""
+        now = time.monotonic()
+        if now - self._shown_at < VIEWPORT_EVERY_S:
+            redraw(context, viewports=False)
             return
-        context.workspace.status_text_set(
-            f"TetRig: baking {job.current_name or '...'}, frame {job.current_frame}/{job.frame_end} "
-            f"({job.frames_done}/{job.total_frames}) — Esc to cancel")
+        self._shown_at = now
+        latest = job.latest()
+        obj = bpy.data.objects.get(latest[0]) if latest is not None else None
+        if latest is not None and obj is not None:
+            simulation.write_back(obj, latest[1])
+        redraw(context)
 
     def _stop(self, context: bpy.types.Context) -> None:
         wm = context.window_manager
@@ -119,8 +164,8 @@ class TETRIG_OT_bake(bpy.types.Operator):
             wm.event_timer_remove(self._timer)
             self._timer = None
         wm.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
+        bake.set_running(None)
+        redraw(context)
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> OperatorResult:
         job = self._job
@@ -131,7 +176,7 @@ class TETRIG_OT_bake(bpy.types.Operator):
             self._stop(context)
             kept = f"; {len(job.results)} finished soft bodies keep their bake" if job.results else ""
             self.report({"WARNING"}, f"Bake cancelled at {job.current_name} frame {job.current_frame}{kept}")
-            if job.results and context.scene is not None:
+            if context.scene is not None:  # back to the scene's frame after the frames shown
                 simulation.update_scene(context.scene, context.evaluated_depsgraph_get())
             return {"CANCELLED"}
         if event.type == "TIMER":
@@ -139,6 +184,8 @@ class TETRIG_OT_bake(bpy.types.Operator):
                 done = job.step(context.evaluated_depsgraph_get(), budget_s=STEP_BUDGET_S)
             except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
                 self._stop(context)
+                if context.scene is not None:
+                    simulation.update_scene(context.scene, context.evaluated_depsgraph_get())
                 self.report({"ERROR"}, f"Bake failed: {exc}")
                 return {"CANCELLED"}
             context.window_manager.progress_update(job.frames_done)
@@ -146,7 +193,7 @@ class TETRIG_OT_bake(bpy.types.Operator):
                 self._stop(context)
                 self._done(context, job)
                 return {"FINISHED"}
-            self._show_status(context)
+            self._show_latest(context, job)
             return {"RUNNING_MODAL"}
         if event.type in NAVIGATION_EVENTS:
             return {"PASS_THROUGH"}

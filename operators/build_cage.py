@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 import bpy
 
 from ..tetrig_addon.errors import TetRigInputError
 from ..runtime.properties import object_settings
 from ..runtime import rig, simulation
 from ._context import OperatorResult
+
+# A build estimated to take longer than this [s] asks first (it blocks Blender while it runs).
+CONFIRM_ABOVE_S = 4.0
 
 
 class TETRIG_OT_build_cage(bpy.types.Operator):
@@ -25,15 +30,29 @@ class TETRIG_OT_build_cage(bpy.types.Operator):
             return False
         return True
 
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> OperatorResult:
+        obj = context.active_object
+        if obj is None:
+            return {"CANCELLED"}
+        # A click on a cage that takes long asks first, with the estimate; scripts just build.
+        guess = rig.estimate(obj)
+        if guess.seconds <= CONFIRM_ABOVE_S:
+            return self.execute(context)
+        return context.window_manager.invoke_confirm(
+            self, event, title="Build a large cage?", message=guess.message(),
+            confirm_text="Build", icon="WARNING")
+
     def execute(self, context: bpy.types.Context) -> OperatorResult:
         obj, scene, collection = context.active_object, context.scene, context.collection
         if obj is None or scene is None or collection is None:
             return {"CANCELLED"}
+        t0 = time.perf_counter()
         try:
             report = rig.build(obj, collection)
         except TetRigInputError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         simulation.update_scene(scene, context.evaluated_depsgraph_get())
+        rig.record_build_time(report.tet_count, report.vertex_count, time.perf_counter() - t0)
         self.report({"INFO"}, report.message(obj.name))
         return {"FINISHED"}

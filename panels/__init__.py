@@ -10,20 +10,21 @@ import bpy
 from . import dependencies
 
 
-def _classes() -> tuple[type[bpy.types.Panel], ...]:
-    from . import main
+def _classes() -> tuple[type, ...]:
+    from . import main, menus
 
-    return (main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_bake,
-            main.TETRIG_PT_output)
+    return (menus.TETRIG_MT_presets, menus.TETRIG_MT_export, main.TETRIG_PT_main,
+            main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_collisions,
+            main.TETRIG_PT_bake, main.TETRIG_PT_output)
 
 
 def register() -> None:
-    """Register the panels of ``main``."""
+    """Register the menus and panels of ``main``."""
     for cls in _classes():
         bpy.utils.register_class(cls)
 
 
 def unregister() -> None:
-    """Unregister the panels of ``main``."""
+    """Unregister the menus and panels of ``main``."""
     for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)

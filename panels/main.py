@@ -1,5 +1,7 @@
-"""The sidebar tab: Cage (build settings), Simulation (settings), Bake (bake, free, status), Output
-(export, reset, remove)."""
+"""The sidebar tab: Cage (build settings, Show Cage, what was built), Simulation (presets and
+material; Goal and Collisions closed by default), Bake (bake, free, status, Lock Interface), Output
+(reset, the exports menu, remove). Less-used subpanels start closed so that Output and Remove fit a
+1600×900 window."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from typing import Any
 import bpy
 
 from ..runtime.mesh_io import mesh_of
-from ..runtime import bake, simulation
+from ..runtime import bake, render_guard, simulation
 from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
+from .menus import TETRIG_MT_export, TETRIG_MT_presets
 
 
 def _target(context: bpy.types.Context) -> bpy.types.Object | None:
@@ -21,8 +24,31 @@ def _target(context: bpy.types.Context) -> bpy.types.Object | None:
     return obj if obj is not None and obj.type == "MESH" else None
 
 
-# Characters per line of a wrapped warning in the sidebar at its default width.
-WARNING_WRAP = 36
+# Average width of a label character [px at UI scale 1] and the room an icon and the panel's
+# margins take, for wrapping text to the sidebar's width (Blender labels do not wrap themselves).
+CHAR_WIDTH_PX = 6.5
+LABEL_MARGIN_PX = 52.0
+MIN_WRAP = 20
+
+
+def wrapped_label(layout: bpy.types.UILayout, context: bpy.types.Context, text: str, icon: Any = "NONE") -> None:
+    """``text`` as labels wrapped to the region's width, the icon on the first line."""
+    region = context.region
+    scale = context.preferences.system.ui_scale if context.preferences is not None else 1.0
+    width = region.width / scale if region is not None else 300.0
+    chars = max(MIN_WRAP, int((width - LABEL_MARGIN_PX) / CHAR_WIDTH_PX))
+    col = layout.column(align=True)
+    for i, line in enumerate(textwrap.wrap(text, chars) or [""]):
+        col.label(text=line, icon=icon if i == 0 else ("BLANK1" if icon != "NONE" else "NONE"))
+
+
+def _toggled(col: bpy.types.UILayout, s: Any, toggle: str, *names: str) -> None:
+    """A checkbox and the settings it switches on, greyed out while it is off."""
+    col.prop(s, toggle)
+    sub = col.column()
+    sub.active = bool(getattr(s, toggle))
+    for name in names:
+        sub.prop(s, name)
 
 
 class TetRigPanel(bpy.types.Panel):
@@ -85,20 +111,20 @@ class TETRIG_PT_main(TetRigPanel):
         col.prop(s, "max_control_points")
         layout.operator("tetrig.build_cage", icon="MESH_ICOSPHERE",
                         text="Rebuild Cage & Bind" if s.role == ROLE_SOURCE else None)
-        if s.role == ROLE_SOURCE:
-            box = layout.box()
-            cage = s.cage
-            if cage is not None:
-                box.label(text=f"{len(mesh_of(cage).vertices)} control points, "
-                               f"{len(mesh_of(cage).polygons)} tets", icon="OUTLINER_OB_LATTICE")
-            box.label(text=f"{s.bound_vertex_count} vertices bound"
-                           + (f", {s.outside_count} to nearest tet" if s.outside_count else ""),
-                      icon="VERTEXSEL")
-            warning = simulation.status(obj)
-            if warning:  # the sidebar is narrow: wrap rather than cut off the message
-                col = box.column(align=True)
-                for i, line in enumerate(textwrap.wrap(warning, WARNING_WRAP)):
-                    col.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
+        if s.role != ROLE_SOURCE:
+            return
+        box = layout.box()
+        cage = s.cage
+        if cage is not None:
+            row = box.row()
+            row.label(text=f"{len(mesh_of(cage).vertices)} control points, {len(mesh_of(cage).polygons)} tets",
+                      icon="OUTLINER_OB_LATTICE")
+            row.prop(s, "show_cage", text="", icon="HIDE_OFF" if s.show_cage else "HIDE_ON", emboss=False)
+        outside = f", {s.outside_count} bound to their nearest tet" if s.outside_count else ""
+        wrapped_label(box, context, f"{s.bound_vertex_count} vertices bound{outside}", "VERTEXSEL")
+        warning = simulation.status(obj)
+        if warning:
+            wrapped_label(box, context, warning, "ERROR")
 
 
 class TETRIG_PT_simulation(SoftBodySubpanel):
@@ -106,6 +132,10 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
     header_toggle = "simulate"
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        row = col.row(align=True)  # Blender's preset row: the menu, add, remove the chosen one
+        row.menu(TETRIG_MT_presets.__name__, text=TETRIG_MT_presets.bl_label, icon="PRESET")
+        row.operator("tetrig.preset_add", text="", icon="ADD")
+        row.operator("tetrig.preset_add", text="", icon="REMOVE").remove_active = True
         col.prop(s, "mode")
         if s.mode == "PBD":
             col.prop(s, "stiffness")
@@ -114,21 +144,11 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         if s.mode == "CONTINUUM":  # the continuum tets always keep volume
             col.prop(s, "volume_stiffness")
         else:
-            col.prop(s, "use_volume")
-            sub = col.column()
-            sub.active = s.use_volume
-            sub.prop(s, "volume_stiffness")
+            _toggled(col, s, "use_volume", "volume_stiffness")
         col.prop(s, "damping")
-        col.prop(s, "substeps")
-        col.prop(s, "max_speed")
         col.prop(s, "density")
+        col.prop(s, "substeps")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
-        col.prop(s, "use_ground")
-        sub = col.column()
-        sub.active = s.use_ground
-        sub.prop(s, "ground_height")
-        sub.prop(s, "ground_friction")
-        col.prop(s, "use_colliders")
 
 
 class TETRIG_PT_goal(SoftBodySubpanel):
@@ -149,33 +169,49 @@ class TETRIG_PT_goal(SoftBodySubpanel):
         col.prop(s, "goal_damping")
 
 
+class TETRIG_PT_collisions(SoftBodySubpanel):
+    bl_label = "Collisions"
+    bl_parent_id = "TETRIG_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        _toggled(col, s, "use_ground", "ground_height", "ground_friction")
+        col.prop(s, "use_colliders")
+        col.prop(s, "max_speed")
+
+
 class TETRIG_PT_bake(SoftBodySubpanel):
     bl_label = "Bake"
 
     def draw(self, context: bpy.types.Context) -> None:
         obj = _target(context)
-        if obj is None:
+        scene = context.scene
+        if obj is None or scene is None:
             return
         layout = self.layout
-        scene = context.scene
-        if scene is None:
-            return
+        job = bake.running()
+        if job is not None:  # a bake runs (the modal operator): its progress, and how to stop it
+            layout.progress(factor=job.fraction, type="BAR",
+                            text=f"{job.current_name or '...'}: frame {job.current_frame}/{job.frame_end}")
+            layout.label(text="Cancel", icon="EVENT_ESC")
         state = bake.status(obj, scene)
         col = layout.column(align=True)
         if state is None:
-            col.label(text="Not baked: frames are simulated live", icon="INFO")
+            wrapped_label(col, context, "Not baked: simulated live", "INFO")
         elif state.outdated:
-            col.label(text="Bake outdated", icon="ERROR")
-            col.label(text=f"Playing the bake ({state.describe()})")
-            col.label(text="Bake again to see the changed settings")
+            wrapped_label(col, context, f"Bake outdated: playing the bake ({state.describe()}); "
+                                        "bake again to see the changed settings", "ERROR")
         else:
-            col.label(text=f"Baked {state.describe()}", icon="CHECKMARK")
+            wrapped_label(col, context, f"Baked {state.describe()}", "CHECKMARK")
         row = layout.row(align=True)
         row.operator("tetrig.bake", text="Bake Again" if state is not None else "Bake", icon="REC")
         row.operator("tetrig.free_bake", icon="TRASH")
         row = layout.row(align=True)
         row.operator("tetrig.bake", text="Bake All").all_soft_bodies = True
         row.operator("tetrig.free_bake", text="Free All").all_soft_bodies = True
+        # Render > Lock Interface, which TetRig turns on for safe renders (render_guard)
+        text = "Lock Interface (set by TetRig)" if render_guard.lock_interface_turned_on(scene) else None
+        layout.prop(scene.render, "use_lock_interface", text=text, toggle=False)
 
 
 class TETRIG_PT_output(SoftBodySubpanel):
@@ -184,7 +220,6 @@ class TETRIG_PT_output(SoftBodySubpanel):
     def draw(self, context: bpy.types.Context) -> None:
         col = self.layout.column(align=True)
         col.operator("tetrig.reset_to_rest", icon="FILE_REFRESH")
-        col.operator("tetrig.export_json", icon="EXPORT")
-        col.operator("tetrig.export_animation_json", icon="EXPORT")
-        col.operator("tetrig.export_pc2", icon="EXPORT")
+        col.menu(TETRIG_MT_export.__name__, icon="EXPORT")
+        col.separator()
         col.operator("tetrig.remove", icon="X")

@@ -12,5 +12,6 @@
 - ``bake_store``: a bake (control points per frame) as an ID property of the cage;
 - ``bake``: baking jobs (modal, background, batch), bake status and playback for exports;
 - ``render_guard``: safe updates during renders (main thread only, subframes, messages);
-- ``animation_export``: the PC2 point cache and the animation JSON.
+- ``animation_export``: the PC2 point cache and the animation JSON;
+- ``presets``: where the material presets are (shipped and the user's own).
 """

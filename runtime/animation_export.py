@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 
 from ..tetrig_addon import animation_json, pc2
-from . import bake, bake_store, binding_store, cage_object, mesh_io, simulation
+from . import bake, bake_store, binding_store, cage_object, export, mesh_io, simulation
 from .properties import object_settings
 
 
@@ -36,9 +36,14 @@ def animation_data(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy
 
 def write_animation_json(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
                          path: str | os.PathLike, frame_start: int, frame_end: int) -> animation_json.AnimationData:
-    """Write the animation JSON of ``obj`` to ``path``; returns what was written."""
+    """Write the animation JSON of ``obj`` to ``path``; returns what was written.
+
+    Raises:
+        export.ExportError: the path cannot be written (checked before any frame is simulated).
+    """
+    target = export.output_path(path)
     data = animation_data(obj, scene, depsgraph, frame_start, frame_end)
-    animation_json.write(bpy.path.abspath(os.fspath(path)), data)
+    animation_json.write(target, data)
     return data
 
 
@@ -78,8 +83,12 @@ def write_pc2(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.type
 
     In Blender, load it with a Mesh Cache modifier (format PC2, Frame Start = ``frame_start``) in
     place of the TetRig modifier.
+
+    Raises:
+        export.ExportError: the path cannot be written (checked before any frame is simulated).
     """
+    target = export.output_path(path)
     cps = bake.playback_control_points(obj, scene, depsgraph, frame_start, frame_end)
     positions = vertex_positions(obj, cps)
-    pc2.write(bpy.path.abspath(os.fspath(path)), positions, start_frame=frame_start, sample_rate=1.0)
+    pc2.write(target, positions, start_frame=frame_start, sample_rate=1.0)
     return int(positions.shape[1])

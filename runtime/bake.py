@@ -175,6 +175,19 @@ class BakeJob:
     def done(self) -> bool:
         return self._current is None and not self._pending
 
+    @property
+    def fraction(self) -> float:
+        """Share of the frames baked, 0..1 (the progress bar)."""
+        return self.frames_done / max(self.total_frames, 1)
+
+    def latest(self) -> tuple[str, np.ndarray] | None:
+        """(object name, control-point displacements float64 [Q, 3] in object space) of the last
+        frame baked of the object being baked, to show while baking; ``None`` before its first."""
+        job = self._current
+        if job is None or job.next_frame <= job.frame_start:
+            return None
+        return job.name, job.positions[job.next_frame - 1 - job.frame_start] - job.rest_local
+
     def _scene(self) -> bpy.types.Scene:
         scene = bpy.data.scenes.get(self.scene_name)
         if scene is None:
@@ -260,6 +273,20 @@ class BakeJob:
         while not self.step(depsgraph, budget_s=float("inf"), progress=progress):
             pass
         return self.results
+
+
+# The bake the modal operator runs in this session, for the panel's and status bar's progress bar.
+_running: BakeJob | None = None
+
+
+def running() -> BakeJob | None:
+    """The bake the UI is running now, or ``None``."""
+    return _running
+
+
+def set_running(job: BakeJob | None) -> None:
+    global _running
+    _running = job
 
 
 def print_progress(prefix: str = "TetRig bake") -> Callable[[str, int, int], None]:

@@ -4,6 +4,12 @@ Each tet is stored as one four-corner face whose corners are the tet's control p
 positive orientation, so ``tets`` is exactly the face-corner list, saved with the .blend. The two
 tet edges a quad face does not have (its diagonals) are added as loose edges, so the mesh's edges
 are exactly the unique tet edges. The object displays as wire and never renders.
+
+Display: the cage is hidden when built (``Object.hide_viewport``; the panel's Show Cage toggles it).
+Shown, it is a thin wire drawn behind the mesh's surface (In Front off), so the edges inside the
+mesh never cover it and the mesh stays readable. Blender draws an unselected wire in the theme's
+Wire colour (black in the default theme); the object's colour, a light blue, is used when the
+viewport's Wireframe Color is set to Object.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from ..tetrig_addon.cage import Cage, unique_edges
 from . import mesh_io
 
 CAGE_SUFFIX = "_TetRigCage"
+# Object colour of the cage: shown by viewports whose Wireframe Color is Object.
+CAGE_COLOR = (0.55, 0.8, 1.0, 1.0)
 
 
 def _diagonal_edges(tets: np.ndarray) -> list[tuple[int, int]]:
@@ -24,21 +32,40 @@ def _diagonal_edges(tets: np.ndarray) -> list[tuple[int, int]]:
     return [e for e in map(tuple, unique_edges(tets).tolist()) if e not in ring_set]
 
 
-def create(source: bpy.types.Object, cage: Cage, collection: bpy.types.Collection) -> bpy.types.Object:
+def create(source: bpy.types.Object, cage: Cage, collection: bpy.types.Collection,
+           visible: bool = False) -> bpy.types.Object:
     """Make the cage object for ``source``, parented to it with an identity parent inverse so its
-    local space is the source's object space."""
+    local space is the source's object space; hidden in viewports unless ``visible``."""
     name = source.name + CAGE_SUFFIX
     mesh = bpy.data.meshes.new(name)
     mesh.from_pydata(cage.control_points.tolist(), _diagonal_edges(cage.tets), cage.tets.tolist())
     mesh.update()
     obj = bpy.data.objects.new(name, mesh)
     obj.display_type = "WIRE"
-    obj.show_in_front = True
+    obj.show_in_front = False
+    obj.color = CAGE_COLOR  # type: ignore[assignment]  # (a 4-float array)
+    obj.hide_viewport = not visible
     obj.hide_render = True
     obj.parent = source
     obj.matrix_parent_inverse.identity()
     collection.objects.link(obj)
     return obj
+
+
+def is_shown(cage_obj: bpy.types.Object) -> bool:
+    """Whether viewports draw the cage (its Disable in Viewports is off)."""
+    return not cage_obj.hide_viewport
+
+
+def show(cage_obj: bpy.types.Object, visible: bool) -> None:
+    """Show or hide the cage in every viewport; also reveals a cage hidden with H in this view layer.
+    A shown cage is drawn behind the mesh surface (cages built before TetRig hid them were In Front)."""
+    cage_obj.hide_viewport = not visible
+    if visible:
+        cage_obj.show_in_front = False
+    view_layer = bpy.context.view_layer
+    if visible and view_layer is not None and view_layer.objects.get(cage_obj.name) is not None:
+        cage_obj.hide_set(False, view_layer=view_layer)
 
 
 def read(cage_obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray] | None:

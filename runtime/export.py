@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import bpy
 import numpy as np
@@ -15,6 +16,33 @@ from . import binding_store, cage_object
 
 class ExportError(RuntimeError):
     """The object's rig cannot be exported (missing cage or stale binding)."""
+
+
+def output_path(path: str | os.PathLike) -> str:
+    """The absolute path an export will write (Blender's ``//`` resolved), checked before anything
+    is computed: a name is given, its folder exists and a file can be created there, and an
+    existing file there can be overwritten.
+
+    Raises:
+        ExportError: with the reason, naming the folder or file.
+    """
+    raw = os.fspath(path)
+    if not raw.strip():
+        raise ExportError("no file name given")
+    target = os.path.abspath(bpy.path.abspath(raw))
+    folder = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise ExportError(f"{target} is a folder; give a file name")
+    if not os.path.isdir(folder):
+        raise ExportError(f"the folder {folder} does not exist")
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        raise ExportError(f"{target} is read-only")
+    try:  # os.access cannot see read-only file systems and ACLs: create a file and delete it
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tetrig-probe-"):
+            pass
+    except OSError as exc:
+        raise ExportError(f"cannot write in the folder {folder}: {exc.strerror or exc}") from exc
+    return target
 
 
 def seed_data(obj: bpy.types.Object) -> seed_json.SeedData:
@@ -38,6 +66,7 @@ def seed_data(obj: bpy.types.Object) -> seed_json.SeedData:
 
 def write_seed_json(obj: bpy.types.Object, path: str | os.PathLike) -> seed_json.SeedData:
     """Write the seed JSON of ``obj`` to ``path`` and return what was written."""
+    target = output_path(path)
     data = seed_data(obj)
-    seed_json.write(bpy.path.abspath(os.fspath(path)), data)
+    seed_json.write(target, data)
     return data

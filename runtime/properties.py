@@ -13,8 +13,28 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
 
 from ..tetrig_addon import cage as engine_cage
 from ..tetrig_addon import solver as engine_solver
+from . import cage_object
 
 ROLE_NONE, ROLE_SOURCE, ROLE_CAGE = "NONE", "SOURCE", "CAGE"
+
+
+def _own_cage(settings: "TetRigObjectSettings") -> bpy.types.Object | None:
+    """The cage of a soft body, if it is its own (a Shift+D copy points at the original's)."""
+    cage = settings.cage
+    if settings.role != ROLE_SOURCE or cage is None or object_settings(cage).source != settings.id_data:
+        return None
+    return cage
+
+
+def _get_show_cage(settings: "TetRigObjectSettings") -> bool:
+    cage = _own_cage(settings)
+    return cage is not None and cage_object.is_shown(cage)
+
+
+def _set_show_cage(settings: "TetRigObjectSettings", value: bool) -> None:
+    cage = _own_cage(settings)
+    if cage is not None:
+        cage_object.show(cage, value)
 
 
 class TetRigObjectSettings(bpy.types.PropertyGroup):
@@ -37,6 +57,10 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Rest Matrix", size=16, default=[1.0 if i % 5 == 0 else 0.0 for i in range(16)],
         description="World matrix at the start frame, the pose the cage simulates in")
     has_rest_matrix: BoolProperty(default=False)  # type: ignore[valid-type]
+    show_cage: BoolProperty(  # type: ignore[valid-type]
+        name="Show Cage", get=_get_show_cage, set=_set_show_cage,
+        description="Draw the cage (control points and springs) in the viewports. The state is the "
+                    "cage object's own Disable in Viewports, saved with the file")
     outside_count: IntProperty(  # type: ignore[valid-type]
         name="Outside", default=0,
         description="Vertices found in no tet at bind time, bound to their nearest tet")
@@ -55,33 +79,36 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     mode: EnumProperty(  # type: ignore[valid-type]
         name="Solver",
         items=[(engine_solver.MODE_XPBD, "XPBD Springs",
-                "Tet-edge springs and volume constraints (Macklin et al. 2016), calibrated to the "
-                "Stiffness and Volume: fastest, within about 10-15% of the continuum model"),
+                "Tet-edge springs and volume constraints (Macklin et al. 2016), set from the Stiffness "
+                "and Volume: fastest; a cage only one or two cells thick comes out stiffer than asked"),
                (engine_solver.MODE_CONTINUUM, "Continuum (FEM)",
-                "Corotated finite-element tets: the material behaves as its Stiffness and Volume say; "
-                "costs 3-4 times as much per frame"),
+                "Corotated finite-element tets: closer to the Stiffness and Volume on thin cages; "
+                "costs 3-4 times as much per frame; needs Volume above Stiffness/3"),
                (engine_solver.MODE_PBD, "PBD Spring",
                 "The seed's Chaos spring: stiffness 0–1, depends on substeps")],
         default=engine_solver.MODE_XPBD)
     youngs_modulus: FloatProperty(  # type: ignore[valid-type]
         name="Stiffness (Pa)", default=1e5, min=1.0, soft_min=100.0, soft_max=1e8, precision=0,
-        description="Young's modulus of the material [Pa]: jelly ~1e4, soft rubber ~1e6. "
-                    "The same value behaves the same at any cage resolution or substep count")
+        description="Young's modulus of the material [Pa]: jelly ~1e4, soft rubber ~1e6. Stiff "
+                    "materials on fine cages come out softer than asked unless Substeps is raised")
     stiffness: FloatProperty(  # type: ignore[valid-type]
         name="Stiffness", default=1.0, min=0.0, max=1.0,
         description="PBD spring stiffness k (fraction of the error corrected per substep)")
     use_volume: BoolProperty(  # type: ignore[valid-type]
         name="Preserve Volume", default=True,
-        description="Tet volume constraints: keep volume and let crushed tets recover")
+        description="Tet volume constraints with the Volume modulus")
     volume_stiffness: FloatProperty(  # type: ignore[valid-type]
         name="Volume (Pa)", default=1e6, min=1.0, soft_max=1e9, precision=0,
-        description="Resistance to volume change [Pa] (a bulk modulus): higher keeps volume better")
+        description="Resistance to volume change [Pa] (a bulk modulus): higher keeps volume better; "
+                    "Continuum (FEM) needs it above Stiffness/3")
     damping: FloatProperty(  # type: ignore[valid-type]
         name="Damping", default=1.0, min=0.0, soft_max=20.0,
-        description="Velocity damping rate [1/s]: motion decays as exp(-damping·t)")
+        description="Velocity damping rate [1/s]: motion decays as exp(-damping·t). It slows falls "
+                    "too (top speed g/damping)")
     substeps: IntProperty(  # type: ignore[valid-type]
         name="Substeps", default=10, min=1, soft_max=50, max=1000,
-        description="Solver substeps per frame, one constraint iteration each")
+        description="Solver substeps per frame, one constraint iteration each: stiff materials on "
+                    "fine cages need more")
     density: FloatProperty(  # type: ignore[valid-type]
         name="Density kg/m³", default=1000.0, min=1e-6, soft_max=20000.0,
         description="Mass density [kg/m³]; each tet gives a quarter of its mass to each corner")
@@ -114,8 +141,8 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         description="Goal weight of a vertex with group weight 1")
     goal_stiffness: FloatProperty(  # type: ignore[valid-type]
         name="Goal Stiffness", default=400.0, min=0.0, soft_max=10000.0,
-        description="Goal spring stiffness per kilogram [N/m/kg]: a vertex of goal weight g swings "
-                    "about its goal at sqrt(g x stiffness)/2pi Hz, whatever the cage resolution")
+        description="Goal spring stiffness per kilogram [N/m/kg]: a point of goal weight g held by "
+                    "nothing else swings about its goal at sqrt(g x stiffness)/2pi Hz")
     goal_damping: FloatProperty(  # type: ignore[valid-type]
         name="Goal Damping", default=5.0, min=0.0, soft_max=50.0,
         description="Decay rate [1/s] of a vertex's motion relative to its goal, times its goal weight")

@@ -27,7 +27,8 @@ Rules:
    by the main-thread timer as soon as the job is over (Blender sets the frame back then).
 4. ``scene.render.use_lock_interface`` is turned on for a scene with soft bodies, once per scene and
    session (the user may turn it off again): the UI then does not evaluate the viewport while the
-   render thread evaluates the same data.
+   render thread evaluates the same data. The sidebar's Bake panel shows the setting, and says so
+   when TetRig turned it on.
 5. Each render prints, per soft body, whether it renders from its bake or live.
 """
 
@@ -65,6 +66,7 @@ class _Request:
 
 _requests: "queue.SimpleQueue[_Request]" = queue.SimpleQueue()
 _lock_checked: set[int] = set()  # session_uid of scenes whose Lock Interface was checked
+_lock_turned_on: set[int] = set()  # session_uid of scenes whose Lock Interface TetRig turned on
 _timed_out: set[str] = set()  # names of scenes already warned about a dropped update
 _viewport_pending: set[str] = set()  # names of scenes whose viewport update waits for a render job
 _last_request = -float("inf")  # time.monotonic() of the last request from another thread
@@ -154,13 +156,20 @@ def ensure_lock_interface(scene: bpy.types.Scene) -> None:
     _lock_checked.add(scene.session_uid)
     if not scene.render.use_lock_interface:
         scene.render.use_lock_interface = True
+        _lock_turned_on.add(scene.session_uid)
         print(f"{PREFIX}: turned on Render > Lock Interface in the scene {scene.name!r}: soft bodies "
               "update mesh data while rendering")
+
+
+def lock_interface_turned_on(scene: bpy.types.Scene) -> bool:
+    """Whether TetRig turned on the scene's Lock Interface in this session and it is still on."""
+    return scene.session_uid in _lock_turned_on and scene.render.use_lock_interface
 
 
 def forget() -> None:
     """Forget per-session state (a new file was loaded)."""
     _lock_checked.clear()
+    _lock_turned_on.clear()
     _timed_out.clear()
     _viewport_pending.clear()
 

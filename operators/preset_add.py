@@ -1,0 +1,32 @@
+"""Add or remove a material preset (Blender's preset operator)."""
+
+from __future__ import annotations
+
+import bpy
+from bl_operators.presets import AddPresetBase
+
+from ..runtime import presets
+from ._context import OperatorResult
+
+
+class TETRIG_OT_preset_add(AddPresetBase, bpy.types.Operator):  # type: ignore[misc]
+    """Add a material preset from the soft body's Stiffness, Volume, Density and Damping, or remove one"""
+
+    bl_idname = "tetrig.preset_add"
+    bl_label = "Add Material Preset"
+    preset_menu = "TETRIG_MT_presets"
+    preset_subdir = presets.PRESET_SUBDIR
+    preset_defines = presets.PRESET_DEFINES
+    preset_values = presets.PRESET_VALUES
+
+    def execute(self, context: bpy.types.Context) -> OperatorResult:  # type: ignore[override]
+        remove_active: bool = getattr(self, "remove_active")
+        if remove_active or getattr(self, "remove_name"):
+            name: str = getattr(bpy.types, "TETRIG_MT_presets").bl_label if remove_active else self.name
+            path = bpy.utils.preset_find(name, self.preset_subdir, ext=".py") or bpy.utils.preset_find(
+                name, self.preset_subdir, display_name=True, ext=".py")
+            if path and presets.is_shipped(path):
+                self.report({"WARNING"}, f"{name} ships with TetRig and cannot be removed")
+                return {"CANCELLED"}
+        result: OperatorResult = super().execute(context)  # type: ignore[assignment]  # (stub: None)
+        return result

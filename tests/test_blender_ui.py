@@ -1,0 +1,238 @@
+"""The UI half: nothing lost on Remove, exports that check their path first (real bpy module)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from blender_helpers import ball
+
+
+@pytest.fixture()
+def bpy(scene):
+    import bpy as _bpy
+
+    return _bpy
+
+
+# Settings a user tunes, each set to a value other than its default.
+TUNED = {"resolution": 5, "max_control_points": 1500, "mode": "CONTINUUM", "youngs_modulus": 3.0e4,
+         "volume_stiffness": 5.0e5, "damping": 4.0, "substeps": 17, "density": 1060.0,
+         "use_ground": True, "ground_height": -0.25, "ground_friction": 0.8, "max_speed": 40.0,
+         "use_goal": True, "goal_stiffness": 900.0, "simulate": False}
+
+
+def test_remove_keeps_the_settings_and_a_rebuild_uses_them(bpy, addon):
+    obj = ball(bpy)
+    s = obj.tetrig
+    for name, value in TUNED.items():
+        assert value != s.bl_rna.properties[name].default, name
+        setattr(s, name, value)
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    control_points = len(s.cage.data.vertices)
+    assert bpy.ops.tetrig.remove() == {"FINISHED"}
+    assert s.role == "NONE" and s.cage is None and "Ball_TetRigCage" not in bpy.data.objects
+    for name, value in TUNED.items():
+        assert getattr(s, name) == pytest.approx(value), name
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    assert len(s.cage.data.vertices) == control_points  # the kept resolution, not the default 10
+    assert s.mode == "CONTINUUM" and s.substeps == 17
+
+
+def test_remove_asks_before_it_deletes_in_the_ui(bpy, addon):
+    """A click goes through invoke, which only opens Blender's confirmation (background mode runs
+    it unconfirmed, so the call is checked directly)."""
+    obj = ball(bpy)
+    from tetrig.operators.remove import TETRIG_OT_remove
+
+    asked = []
+    wm = SimpleNamespace(invoke_confirm=lambda op, event, **kw: asked.append(kw) or {"RUNNING_MODAL"})
+    context = SimpleNamespace(active_object=obj, window_manager=wm)
+    assert TETRIG_OT_remove.invoke(None, context, None) == {"RUNNING_MODAL"}
+    assert len(asked) == 1 and "Ball" in asked[0]["title"] and asked[0]["confirm_text"] == "Remove"
+    assert obj.tetrig.role == "SOURCE" and obj.tetrig.cage is not None  # nothing removed yet
+
+
+@pytest.fixture()
+def steps(addon, monkeypatch):
+    """Counts solver steps: every simulated frame goes through ``solver.step``."""
+    from tetrig.tetrig_addon import solver
+
+    calls = []
+    real_step = solver.step
+
+    def counting_step(*args, **kwargs):
+        calls.append(1)
+        return real_step(*args, **kwargs)
+
+    monkeypatch.setattr(solver, "step", counting_step)
+    return calls
+
+
+@pytest.mark.parametrize("operator", ["export_pc2", "export_animation_json", "export_json"])
+@pytest.mark.parametrize("where, reason", [("missing/out", "does not exist"),
+                                           ("is_a_folder", "is a folder"),
+                                           ("/proc/tetrig", "cannot write in the folder /proc")])
+def test_an_export_to_a_bad_path_is_refused_before_any_frame_is_simulated(
+        bpy, addon, tmp_path, steps, operator, where, reason):
+    bpy.context.scene.frame_end = 30
+    obj = ball(bpy)
+    from tetrig.runtime import simulation
+
+    simulation.free(obj)  # no cached frames: an export would have to simulate frames 2-30
+    (tmp_path / "is_a_folder").mkdir()
+    path = where if where.startswith("/") else str(tmp_path / where)
+    with pytest.raises(RuntimeError, match=f"Export failed: .*{reason}"):  # an ERROR report
+        getattr(bpy.ops.tetrig, operator)(filepath=path)
+    assert steps == []  # not one frame simulated
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["is_a_folder"]  # nothing written
+    # the same export to a good path simulates the frame range (so the count above can fail)
+    good = tmp_path / "good.out"
+    assert getattr(bpy.ops.tetrig, operator)(filepath=str(good)) == {"FINISHED"}
+    assert good.stat().st_size > 0
+    frames = bpy.context.scene.frame_end - bpy.context.scene.frame_start
+    assert len(steps) == (0 if operator == "export_json" else frames)  # frames 2-30 from rest
+
+
+def test_the_cage_is_hidden_by_default_and_show_cage_survives_save_and_reload(bpy, addon, tmp_path):
+    obj = ball(bpy)
+    cage = obj.tetrig.cage
+    assert cage.hide_viewport and not obj.tetrig.show_cage  # hidden when built
+    assert not cage.show_in_front and cage.display_type == "WIRE" and cage.hide_render
+    assert cage not in bpy.context.visible_objects
+    # hidden, it still does its job: playback moves the cage and the mesh, a bake stores it
+    from blender_helpers import evaluated_positions, rest_positions
+    bpy.context.scene.frame_set(12)
+    assert (evaluated_positions(obj) - rest_positions(obj))[:, 2].min() < -0.05
+    import numpy as np
+    from tetrig.runtime import mesh_io
+    offsets = mesh_io.read_attribute(cage.data, "tetrig_offset", np.float32, 3)
+    assert offsets[:, 2].min() < -0.05  # the cage's control points moved with it
+    cage.show_in_front = True  # as cages built by earlier versions were
+    obj.tetrig.show_cage = True
+    assert not cage.hide_viewport and obj.tetrig.show_cage and cage in bpy.context.visible_objects
+    assert not cage.show_in_front
+    # shown, it draws the simulated control points
+    assert (evaluated_positions(cage) - rest_positions(cage))[:, 2].min() < -0.05
+    path = tmp_path / "shown.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    obj.tetrig.show_cage = False
+    assert cage.hide_viewport and not obj.tetrig.show_cage
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "hidden.blend"))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    obj = bpy.data.objects["Ball"]
+    assert obj.tetrig.show_cage and not obj.tetrig.cage.hide_viewport  # reopened as saved: shown
+    assert obj.tetrig.cage.tetrig.role == "CAGE" and obj.tetrig.cage.tetrig.source == obj
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}  # a rebuilt cage keeps the state
+    assert obj.tetrig.show_cage and not obj.tetrig.cage.hide_viewport
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "hidden.blend"))
+    obj = bpy.data.objects["Ball"]
+    assert not obj.tetrig.show_cage and obj.tetrig.cage.hide_viewport
+
+
+def test_show_cage_on_a_copy_leaves_the_original_cage_alone(bpy, addon):
+    obj = ball(bpy)
+    bpy.ops.object.duplicate()  # Shift+D: the copy points at the original's cage
+    copy = bpy.context.active_object
+    assert copy != obj and copy.tetrig.cage == obj.tetrig.cage
+    copy.tetrig.show_cage = True
+    assert obj.tetrig.cage.hide_viewport and not copy.tetrig.show_cage
+
+
+def test_lock_interface_turned_on_by_tetrig_is_known_to_the_panel(bpy, addon):
+    from tetrig.runtime import render_guard
+
+    scene = bpy.context.scene
+    scene.render.use_lock_interface = False
+    ball(bpy)
+    assert not render_guard.lock_interface_turned_on(scene)
+    scene.frame_set(2)  # the first frame change of a scene with soft bodies turns it on
+    assert scene.render.use_lock_interface and render_guard.lock_interface_turned_on(scene)
+    scene.render.use_lock_interface = False  # the user's choice stands
+    scene.frame_set(3)
+    assert not scene.render.use_lock_interface and not render_guard.lock_interface_turned_on(scene)
+
+
+class _Column:
+    def __init__(self):
+        self.labels = []
+
+    def column(self, align=False):
+        return self
+
+    def label(self, text="", icon="NONE"):
+        self.labels.append((text, icon))
+
+
+@pytest.mark.parametrize("width, scale", [(240, 1.0), (480, 2.0), (600, 1.0)])
+def test_panel_lines_wrap_to_the_sidebar_instead_of_being_cut(addon, width, scale):
+    from tetrig.panels.main import CHAR_WIDTH_PX, LABEL_MARGIN_PX, wrapped_label
+
+    text = "2930 vertices bound, 43 bound to their nearest tet"
+    context = SimpleNamespace(region=SimpleNamespace(width=width),
+                              preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=scale)))
+    col = _Column()
+    wrapped_label(col, context, text, "VERTEXSEL")
+    room = (width / scale - LABEL_MARGIN_PX) / CHAR_WIDTH_PX
+    assert " ".join(t for t, _ in col.labels) == text  # every word shown
+    assert all(len(t) <= room for t, _ in col.labels)
+    assert len(col.labels) == (1 if len(text) <= room else 2)
+    assert [i for _, i in col.labels] == ["VERTEXSEL", "BLANK1"][:len(col.labels)]
+
+
+@pytest.mark.parametrize("mesh, resolution, cap", [("spot", 25, 20000), ("stanford-bunny", 10, 2000),
+                                                    ("stanford-bunny", 20, 3000)])
+def test_the_build_estimate_is_close_to_the_cage_built(bpy, addon, mesh, resolution, cap):
+    from blender_helpers import import_obj
+    from tetrig.runtime import rig
+
+    obj = import_obj(mesh)
+    obj.tetrig.resolution, obj.tetrig.max_control_points = resolution, cap
+    guess = rig.estimate(obj)
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    cage = obj.tetrig.cage.data
+    assert guess.control_point_count == pytest.approx(len(cage.vertices), rel=0.25)
+    assert guess.tet_count == pytest.approx(len(cage.polygons), rel=0.25)
+    assert "control points" in guess.message() and guess.seconds > 0
+
+
+def test_a_large_build_asks_first_with_its_estimate(bpy, addon):
+    """Background mode runs invoke_confirm unconfirmed, so invoke is called directly."""
+    from blender_helpers import import_obj
+    from tetrig.operators.build_cage import CONFIRM_ABOVE_S, TETRIG_OT_build_cage
+
+    obj = import_obj("stanford-bunny")
+    asked = []
+    wm = SimpleNamespace(invoke_confirm=lambda op, event, **kw: asked.append(kw) or {"RUNNING_MODAL"})
+    context = SimpleNamespace(active_object=obj, window_manager=wm)
+    obj.tetrig.resolution, obj.tetrig.max_control_points = 40, 40000  # ~30k points, ~170k tets
+    assert TETRIG_OT_build_cage.invoke(None, context, None) == {"RUNNING_MODAL"}
+    assert len(asked) == 1 and asked[0]["confirm_text"] == "Build"
+    seconds = float(asked[0]["message"].split("about ")[1].split(" s")[0])
+    assert seconds > CONFIRM_ABOVE_S
+    assert obj.tetrig.role == "NONE" and obj.tetrig.cage is None  # nothing built before the answer
+
+
+def test_a_bake_job_reports_its_progress_and_the_frame_it_just_baked(bpy, addon):
+    import numpy as np
+    from tetrig.runtime import bake, bake_store, simulation
+
+    scene = bpy.context.scene
+    scene.frame_end = 24
+    obj = ball(bpy)
+    job = bake.BakeJob([obj], scene)
+    assert job.fraction == 0.0 and job.latest() is None
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    fractions = []
+    while not job.step(depsgraph, budget_s=0.0):  # one frame per step
+        fractions.append(job.fraction)
+        name, shown = job.latest()
+        assert name == "Ball"
+        frame = job.current_frame - 1
+        live = simulation.displacements_at(obj, scene, frame, depsgraph)
+        np.testing.assert_allclose(shown, live, atol=1e-6)  # the frame just baked
+    assert fractions == sorted(fractions) and fractions[0] == pytest.approx(1 / 24)
+    assert job.fraction == 1.0 and bake_store.source_bake(obj) is not None
+    assert bake.running() is None  # only the modal operator sets it
+    assert bpy.ops.tetrig.bake() == {"FINISHED"} and bake.running() is None
