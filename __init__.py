@@ -18,9 +18,9 @@ def register() -> None:
     modules: list[ModuleType] = [preferences]
     if dependencies.scipy().available:
         from . import operators
-        from .runtime import handlers, presets, properties
+        from .runtime import compiled_solver, handlers, presets, properties
 
-        modules += [properties, presets, operators, panels, handlers]
+        modules += [properties, presets, compiled_solver, operators, panels, handlers]
     else:
         modules.append(panels.dependencies)
     for module in modules:

@@ -12,6 +12,7 @@ import bpy
 
 from ..runtime.mesh_io import mesh_of
 from ..runtime import bake, render_guard, simulation
+from ..tetrig_addon.solver import backend as solver_backend
 from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
 from .menus import TETRIG_MT_export, TETRIG_MT_presets
 
@@ -147,8 +148,11 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
             _toggled(col, s, "use_volume", "volume_stiffness")
         col.prop(s, "damping")
         col.prop(s, "density")
-        col.prop(s, "substeps")
+        col.prop(s, "steps_per_second")
+        col.prop(s, "iterations")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
+        col.label(text=f"Solver: {solver_backend.name()}"
+                       + (" (compiling…)" if solver_backend.compiling() else ""), icon="SYSTEM")
 
 
 class TETRIG_PT_goal(SoftBodySubpanel):
@@ -175,7 +179,7 @@ class TETRIG_PT_collisions(SoftBodySubpanel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
-        _toggled(col, s, "use_ground", "ground_height", "ground_friction")
+        _toggled(col, s, "use_ground", "ground_height", "ground_friction", "ground_static_friction")
         col.prop(s, "use_colliders")
         col.prop(s, "max_speed")
 

@@ -13,5 +13,6 @@
 - ``bake``: baking jobs (modal, background, batch), bake status and playback for exports;
 - ``render_guard``: safe updates during renders (main thread only, subframes, messages);
 - ``animation_export``: the PC2 point cache and the animation JSON;
-- ``presets``: where the material presets are (shipped and the user's own).
+- ``presets``: where the material presets are (shipped and the user's own);
+- ``compiled_solver``: the Numba solver's cache folder and its first compile, in the background.
 """

@@ -77,23 +77,23 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     simulate: BoolProperty(  # type: ignore[valid-type]
         name="Simulate", default=True, description="Step this soft body when the frame changes")
     mode: EnumProperty(  # type: ignore[valid-type]
-        name="Solver",
-        items=[(engine_solver.MODE_XPBD, "XPBD Springs",
-                "Tet-edge springs and volume constraints (Macklin et al. 2016), set from the Stiffness "
-                "and Volume: fastest; a cage only one or two cells thick comes out stiffer than asked"),
+        name="Material",
+        items=[(engine_solver.MODE_SPRINGS, "Springs",
+                "Tet-edge springs and tet volumes set from the Stiffness and Volume: fastest; a cage "
+                "only one or two cells thick comes out stiffer than asked"),
                (engine_solver.MODE_CONTINUUM, "Continuum (FEM)",
-                "Corotated finite-element tets: closer to the Stiffness and Volume on thin cages; "
-                "costs 3-4 times as much per frame; needs Volume above Stiffness/3"),
+                "Corotated finite-element tets: the Stiffness and Volume on any cage; costs about "
+                "four times as much per frame; needs Volume above Stiffness/3"),
                (engine_solver.MODE_PBD, "PBD Spring",
-                "The seed's Chaos spring: stiffness 0–1, depends on substeps")],
-        default=engine_solver.MODE_XPBD)
+                "The seed's Chaos spring: stiffness 0–1 per step, so it depends on Steps per Second")],
+        default=engine_solver.MODE_SPRINGS)
     youngs_modulus: FloatProperty(  # type: ignore[valid-type]
         name="Stiffness (Pa)", default=1e5, min=1.0, soft_min=100.0, soft_max=1e8, precision=0,
-        description="Young's modulus of the material [Pa]: jelly ~1e4, soft rubber ~1e6. Stiff "
-                    "materials on fine cages come out softer than asked unless Substeps is raised")
+        description="Young's modulus of the material [Pa]: jelly ~1e4, soft rubber ~1e6. The resting "
+                    "shape is the same at any frame rate or Steps per Second")
     stiffness: FloatProperty(  # type: ignore[valid-type]
         name="Stiffness", default=1.0, min=0.0, max=1.0,
-        description="PBD spring stiffness k (fraction of the error corrected per substep)")
+        description="PBD spring stiffness k (fraction of the error corrected per step)")
     use_volume: BoolProperty(  # type: ignore[valid-type]
         name="Preserve Volume", default=True,
         description="Tet volume constraints with the Volume modulus")
@@ -105,10 +105,15 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Damping", default=1.0, min=0.0, soft_max=20.0,
         description="Velocity damping rate [1/s]: motion decays as exp(-damping·t). It slows falls "
                     "too (top speed g/damping)")
-    substeps: IntProperty(  # type: ignore[valid-type]
-        name="Substeps", default=10, min=1, soft_max=50, max=1000,
-        description="Solver substeps per frame, one constraint iteration each: stiff materials on "
-                    "fine cages need more")
+    steps_per_second: FloatProperty(  # type: ignore[valid-type]
+        name="Steps per Second", default=engine_solver.DEFAULT_STEPS_PER_SECOND, min=1.0,
+        soft_min=24.0, soft_max=2000.0, precision=0,
+        description="Simulation steps per second of scene time (rounded to whole steps per frame), so "
+                    "the motion is the same at any frame rate. More gives livelier, less damped motion "
+                    "of stiff materials and costs proportionally more; the resting shape does not change")
+    iterations: IntProperty(  # type: ignore[valid-type]
+        name="Iterations", default=1, min=1, soft_max=8, max=64,
+        description="Solver sweeps per step: more carries impacts through stiff bodies faster")
     density: FloatProperty(  # type: ignore[valid-type]
         name="Density kg/m³", default=1000.0, min=1e-6, soft_max=20000.0,
         description="Mass density [kg/m³]; each tet gives a quarter of its mass to each corner")
@@ -121,8 +126,13 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Ground Height", default=0.0, subtype="DISTANCE", unit="LENGTH",
         description="World Z of the ground plane")
     ground_friction: FloatProperty(  # type: ignore[valid-type]
-        name="Friction", default=0.5, min=0.0, max=1.0,
-        description="Share of sliding removed while touching the ground")
+        name="Friction", default=0.5, min=0.0, soft_max=1.5,
+        description="Coulomb friction coefficient while sliding on the ground (μ: the sliding force is "
+                    "μ times the normal force)")
+    ground_static_friction: FloatProperty(  # type: ignore[valid-type]
+        name="Static Friction", default=0.6, min=0.0, soft_max=1.5,
+        description="Coulomb coefficient that holds a body at rest on the ground: it sticks while the "
+                    "sideways force is below this times the normal force (at least Friction)")
     use_goal: BoolProperty(  # type: ignore[valid-type]
         name="Goal", default=False,
         description="Pull vertices to where the object's animation puts them (secondary motion); "
@@ -149,7 +159,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     use_colliders: BoolProperty(  # type: ignore[valid-type]
         name="Colliders", default=True,
         description="Collide with mesh objects that have Collision physics (their Thickness Outer, "
-                    "Thickness Inner and Damping, used as friction)")
+                    "Thickness Inner and Friction)")
     max_speed: FloatProperty(  # type: ignore[valid-type]
         name="Max Speed", default=100.0, min=1e-3, soft_max=1000.0,
         unit="VELOCITY", description="Speed limit of every control point [m/s]")

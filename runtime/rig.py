@@ -160,7 +160,7 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
 def remove(obj: bpy.types.Object) -> None:
     """Remove everything TetRig added to ``obj``: cage object, attributes, modifier. The mesh's own
     data was never written, so it is back to exactly what it was. The settings (resolution,
-    material, substeps, ...) stay on the object, so the next Build Cage uses them."""
+    material, steps per second, ...) stay on the object, so the next Build Cage uses them."""
     settings = object_settings(obj)
     cage = settings.cage
     # A duplicate of a soft body points at the original's cage: never delete a cage owned by

@@ -68,6 +68,8 @@ _versions: dict[int, int] = {}
 _collider_cache: dict[bytes, collision.Collider] = {}
 # Colliders kept for reuse across frames (a static collider is built once); oldest dropped first.
 COLLIDER_CACHE_SIZE = 64
+# Blender's cloth friction (0-80 in the UI) is Coulomb's μ in hundredths (collision.cc: pdef_cfrict·0.01).
+COLLISION_FRICTION_SCALE = 0.01
 _sampling = False
 
 
@@ -133,12 +135,17 @@ def _collider(c: bpy.types.Object, depsgraph: bpy.types.Depsgraph, unit: float) 
     m = np.array(evaluated.matrix_world, dtype=np.float64)
     world = (verts.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]) * unit
     settings = c.collision
-    params = np.array([settings.thickness_outer * unit, settings.thickness_inner * unit, settings.damping])
+    # Blender's collision settings have one friction coefficient, "Friction" of the Softbody & Cloth
+    # panel, which Blender's cloth uses as Coulomb's μ = Friction / 100 (collision.cc): TetRig
+    # reads it the same way, for sticking and for sliding.
+    friction = settings.cloth_friction * COLLISION_FRICTION_SCALE
+    params = np.array([settings.thickness_outer * unit, settings.thickness_inner * unit, friction])
     key = hashlib.blake2b(world.tobytes() + tris.tobytes() + params.tobytes(), digest_size=16).digest()
     cached = _collider_cache.get(key)
     if cached is None:
         cached = collision.mesh_collider(world, tris.reshape(-1, 3), thickness_outer=params[0],
-                                         thickness_inner=params[1], friction=float(params[2]))
+                                         thickness_inner=params[1], static_friction=float(params[2]),
+                                         kinetic_friction=float(params[2]))
         if len(_collider_cache) >= COLLIDER_CACHE_SIZE:
             _collider_cache.pop(next(iter(_collider_cache)))
         _collider_cache[key] = cached
@@ -155,7 +162,8 @@ def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Dep
     for c in colliders:
         collider_digest.update(c.vertices.tobytes())
         collider_digest.update(c.triangles.tobytes())
-        collider_digest.update(np.array([c.thickness_outer, c.thickness_inner, c.friction]).tobytes())
+        collider_digest.update(np.array([c.thickness_outer, c.thickness_inner, c.static_friction,
+                                         c.kinetic_friction]).tobytes())
     digest = hashlib.blake2b(world.round(12).tobytes() + collider_digest.digest(), digest_size=16)
     return FrameInputs(world, colliders, digest.digest(), collider_digest.digest())
 

@@ -81,16 +81,19 @@ def status(obj: bpy.types.Object) -> str:
 
 
 def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSettings:
-    """The object's simulation settings in SI units, read once per frame."""
+    """The object's simulation settings in SI units, read once per frame. The substeps per frame
+    follow its Steps per Second and the scene's frame rate, so frame rates share one step."""
     s = object_settings(obj)
     scale = scene.unit_settings.scale_length
     gravity = tuple(np.array(scene.gravity).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
     return solver.SimSettings(
         mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness,
-        use_volume=s.use_volume, volume_stiffness=s.volume_stiffness, damping=s.damping, substeps=s.substeps,
+        use_volume=s.use_volume, volume_stiffness=s.volume_stiffness, damping=s.damping,
+        substeps=solver.substeps_for(s.steps_per_second, frame_dt(scene)), iterations=s.iterations,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
-        ground_friction=s.ground_friction, max_speed=s.max_speed,
-        goal_stiffness=s.goal_stiffness, goal_damping=s.goal_damping,
+        ground_friction=s.ground_friction,
+        ground_static_friction=max(s.ground_static_friction, s.ground_friction),
+        max_speed=s.max_speed, goal_stiffness=s.goal_stiffness, goal_damping=s.goal_damping,
     ).validated()
 
 
@@ -263,7 +266,7 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     if cache.first_bad_frame is not None and obj.session_uid not in _warned:
         _warned[obj.session_uid] = (
             f"{obj.name}: the simulation became unstable at frame {cache.first_bad_frame} and was "
-            "frozen there; raise the substeps or lower the stiffness.")
+            "frozen there; raise Steps per Second or lower the stiffness.")
         print("TetRig:", _warned[obj.session_uid])
     return state.positions
 

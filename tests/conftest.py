@@ -21,6 +21,18 @@ MESHES = REPO.parent / "shared" / "meshes"
 sys.path.insert(0, str(REPO))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_solver(tmp_path_factory: pytest.TempPathFactory):
+    """The engine steps with the compiled kernel in every test (a fresh Numba cache per session,
+    so a stale cache can never hide a change); the NumPy reference is tested against it."""
+    from tetrig_addon.solver import backend
+
+    backend.configure(str(tmp_path_factory.mktemp("numba-cache")))
+    backend.warm_up()
+    assert backend.kernel_ready(), backend.status()
+    return backend
+
+
 def obj_vertices(name: str) -> np.ndarray:
     """Vertices of ``../shared/meshes/<name>.obj`` as float64 [N, 3] (OBJ 'v' lines, file order)."""
     path = MESHES / f"{name}.obj"

@@ -17,8 +17,10 @@ def bpy(scene):
 
 # Settings a user tunes, each set to a value other than its default.
 TUNED = {"resolution": 5, "max_control_points": 1500, "mode": "CONTINUUM", "youngs_modulus": 3.0e4,
-         "volume_stiffness": 5.0e5, "damping": 4.0, "substeps": 17, "density": 1060.0,
-         "use_ground": True, "ground_height": -0.25, "ground_friction": 0.8, "max_speed": 40.0,
+         "volume_stiffness": 5.0e5, "damping": 4.0, "steps_per_second": 600.0, "iterations": 2,
+         "density": 1060.0,
+         "use_ground": True, "ground_height": -0.25, "ground_friction": 0.8, "ground_static_friction": 0.9,
+         "max_speed": 40.0,
          "use_goal": True, "goal_stiffness": 900.0, "simulate": False}
 
 
@@ -36,7 +38,7 @@ def test_remove_keeps_the_settings_and_a_rebuild_uses_them(bpy, addon):
         assert getattr(s, name) == pytest.approx(value), name
     assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
     assert len(s.cage.data.vertices) == control_points  # the kept resolution, not the default 10
-    assert s.mode == "CONTINUUM" and s.substeps == 17
+    assert s.mode == "CONTINUUM" and s.steps_per_second == 600.0
 
 
 def test_remove_asks_before_it_deletes_in_the_ui(bpy, addon):

@@ -69,7 +69,8 @@ def test_ball_dropped_on_a_sphere_collider_stays_outside_it():
 def test_ball_dropped_on_a_mesh_collider_stays_outside_it():
     spot = obj_vertices("spot")[:, [0, 2, 1]] * [1, -1, 1]  # Y-up → Z-up; a closed cow
     collider = colliders.mesh_collider(spot, obj_triangles("spot"),
-                                       thickness_outer=0.02, friction=0.8)
+                                       thickness_outer=0.02, static_friction=0.8,
+                                       kinetic_friction=0.8)
     assert collider.closed
     top = spot[np.argmax(spot[:, 2])]
     pts, b, model = dropped_ball(top + [0.0, 0.0, 0.5], radius=0.15)
@@ -140,8 +141,8 @@ def test_fast_ball_never_goes_through_an_open_plane_even_at_one_substep(substeps
 
 
 def test_a_stiff_goal_holds_at_one_substep():
-    """Goal springs are solved after the material, so goal weight 0.999 with a huge stiffness
-    holds its points on the goal even at 1 substep."""
+    """A goal spring is part of each point's local solve, so goal weight 0.999 with a huge
+    stiffness holds its points on the goal even at 1 substep."""
     pts = obj_vertices("suzanne")[:, [0, 2, 1]] * [1, -1, 1]
     cage = build_cage(pts, resolution=6)
     model = solver.build_model(cage.control_points, cage.tets, goal_weights=np.full(cage.control_point_count, 0.999))

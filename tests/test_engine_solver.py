@@ -1,10 +1,12 @@
-"""XPBD solver: analytic checks and a real drop (no Blender)."""
+"""The solver: analytic checks and a real drop (no Blender)."""
 
 import numpy as np
 import pytest
 from conftest import obj_vertices
 
 from tetrig_addon import solver
+from tetrig_addon.solver import edges
+from tetrig_addon.solver.model import build_topology
 from tetrig_addon.binding import bind, blend
 from tetrig_addon.cage import build_cage, tet_volumes
 
@@ -12,16 +14,19 @@ G = 9.81
 
 
 def spring_model(mass: float, length: float = 1.0) -> solver.Model:
-    """Two points joined by one edge; point 0 pinned."""
+    """Two points joined by one edge; point 0 pinned. With ``use_volume=False`` the edge's
+    stiffness is E_s·V_e/l² = 6·E·V_e/l²: V_e = l²/6 makes it E [N/m]."""
     x0 = np.array([[0.0, 0.0, 0.0], [length, 0.0, 0.0]])
+    edges = np.array([[0, 1]], dtype=np.int32)
+    tets = np.zeros((0, 4), dtype=np.int32)
+    free = np.array([False, True])
     return solver.Model(
-        rest_positions=x0, inverse_masses=np.array([0.0, 1.0 / mass]),
-        edges=np.array([[0, 1]], dtype=np.int32), rest_lengths=np.array([length]),
-        # α = scale / E_s with E_s = 6·E (no volume constraints): scale 6 makes α = 1/E, so that
-        # E is the spring's stiffness in N/m
-        color_offsets=np.array([0, 1]), edge_compliance_scale=np.array([solver.SPRING_NETWORK_YOUNG_SHARE]), tets=np.zeros((0, 4), dtype=np.int32),
-        rest_volumes=np.zeros(0), tet_color_offsets=np.array([0]), masses=np.array([np.inf, mass]),
-        edge_counts=np.ones(2), tet_counts=np.ones(2))
+        rest_positions=x0, masses=np.array([mass, mass]), inverse_masses=np.array([0.0, 1.0 / mass]),
+        edges=edges, rest_lengths=np.array([length]),
+        edge_volumes=np.array([length**2 / solver.SPRING_NETWORK_YOUNG_SHARE]), tets=tets,
+        rest_volumes=np.zeros(0), inverse_rest_shapes=np.zeros((0, 3, 3)),
+        contact_indices=np.zeros((0, 4), dtype=np.int32), contact_weights=np.zeros((0, 4)),
+        goal_weights=np.zeros(2), topology=build_topology(2, edges, tets, free))
 
 
 def test_spring_period_matches_two_pi_sqrt_m_over_k():
@@ -44,11 +49,13 @@ def test_spring_period_matches_two_pi_sqrt_m_over_k():
 
 
 def test_pbd_mode_stiffness_one_and_zero():
+    """One substep moves the free end by the share k of its error, as the seed's Chaos spring:
+    stiffness k is a spring of k/(1 − k)·m/Δt² (k = 1: ``PBD_MAX_RATIO`` of it)."""
     model = spring_model(1.0)
     start = solver.State(model.rest_positions + [[0, 0, 0], [0.3, 0, 0]], np.zeros((2, 3)))
     quiet = dict(damping=0.0, gravity=(0.0, 0.0, 0.0), substeps=1, use_volume=False)
     rigid = solver.step(model, start, solver.SimSettings(mode="PBD", stiffness=1.0, **quiet), 0.01)
-    assert rigid.positions[1, 0] == pytest.approx(1.0, abs=1e-12)
+    assert rigid.positions[1, 0] == pytest.approx(1.0, abs=0.3 / edges.PBD_MAX_RATIO)
     limp = solver.step(model, start, solver.SimSettings(mode="PBD", stiffness=0.0, **quiet), 0.01)
     assert limp.positions[1, 0] == pytest.approx(1.3, abs=1e-12)
     half = solver.step(model, start, solver.SimSettings(mode="PBD", stiffness=0.5, **quiet), 0.01)
@@ -75,13 +82,34 @@ def test_masses_are_density_times_volume():
 
 
 def test_colouring_has_no_shared_points():
+    """Points of one colour share no tet, so solving them together is solving them in turn."""
+    cage = build_cage(obj_vertices("spot"))
+    model = solver.build_model(cage.control_points, cage.tets, pinned=cage.control_points[:, 1] > 0.5)
+    topo = model.topology
+    colour = np.full(model.particle_count, -1)
+    for c in range(topo.color_count):
+        colour[topo.color_points[topo.color_offsets[c]:topo.color_offsets[c + 1]]] = c
+    assert np.array_equal(np.flatnonzero(colour >= 0), np.flatnonzero(model.inverse_masses > 0))
+    for tet in model.tets:
+        c = colour[tet][colour[tet] >= 0]
+        assert len(np.unique(c)) == len(c)
+    assert model.edge_count == len(np.unique(np.sort(model.edges, 1), axis=0))
+
+
+def test_incidences_list_every_element_of_a_point_and_the_faces_give_six_volumes():
     cage = build_cage(obj_vertices("spot"))
     model = solver.build_model(cage.control_points, cage.tets)
-    for elements, offsets in ((model.edges, model.color_offsets), (model.tets, model.tet_color_offsets)):
-        for c in range(len(offsets) - 1):
-            pts = elements[offsets[c]:offsets[c + 1]].ravel()
-            assert len(np.unique(pts)) == len(pts)
-    assert model.edge_count == len(np.unique(np.sort(model.edges, 1), axis=0))
+    topo, x = model.topology, model.rest_positions
+    for i in (0, 17, model.particle_count - 1):
+        rows = slice(topo.tet_offsets[i], topo.tet_offsets[i + 1])
+        assert sorted(topo.tet_ids[rows]) == sorted(np.flatnonzero((model.tets == i).any(1)))
+        assert np.all(model.tets[topo.tet_ids[rows], topo.tet_corners[rows]] == i)
+        a, b, c = (x[topo.tet_faces[rows, k]] for k in range(3))
+        six_v = np.einsum("ij,ij->i", np.cross(b - a, c - a), x[i] - a)
+        np.testing.assert_allclose(six_v, 6 * model.rest_volumes[topo.tet_ids[rows]], rtol=1e-12)
+        rows = slice(topo.edge_offsets[i], topo.edge_offsets[i + 1])
+        ends = model.edges[topo.edge_ids[rows]]
+        assert np.all((ends == i).any(1)) and np.all(ends.sum(1) - i == topo.edge_others[rows])
 
 
 def test_rest_is_an_equilibrium_without_gravity():
@@ -121,7 +149,9 @@ def test_bunny_drop_on_ground_is_finite_above_ground_and_settles():
         assert np.all(np.isfinite(verts))
         lowest.append(verts[:, 2].min())
         speeds.append(np.linalg.norm(state.velocities, axis=1).max())
-    assert min(lowest) >= -1e-12  # no vertex below the ground
+    # contacts are stiff penalties (contacts.py): a vertex may sink ~1/100 of one step's fall
+    # under its load, a fraction of a millimetre here, never more
+    assert min(lowest) >= -2e-3 * np.ptp(pts[:, 2])
     assert lowest[0] > 0.1 and lowest[-1] < 0.01  # it fell
     assert max(speeds) > 1.0 and speeds[-1] < 0.05  # and came to rest
 
@@ -180,7 +210,7 @@ def _rigid_aligned_error(x: np.ndarray, rest: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("mode,use_volume,speed", [
-    (solver.MODE_XPBD, True, 8.0), (solver.MODE_XPBD, False, 8.0),
+    (solver.MODE_SPRINGS, True, 8.0), (solver.MODE_SPRINGS, False, 8.0),
     (solver.MODE_CONTINUUM, True, 80.0),  # the continuum tets need a harder bullet to invert
 ])
 def test_a_kick_that_inverts_tets_leaves_no_dent_with_volume_constraints(mode, use_volume, speed):

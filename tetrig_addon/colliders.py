@@ -60,7 +60,9 @@ from .errors import TetRigInputError
 # Blender's defaults for a new Collision modifier (BKE_partdeflect_new: pdef_sboft, pdef_sbift).
 DEFAULT_THICKNESS_OUTER = 0.02
 DEFAULT_THICKNESS_INNER = 0.2
-DEFAULT_FRICTION = 0.5
+# Coulomb coefficients of a collider whose settings give none.
+DEFAULT_STATIC_FRICTION = 0.6
+DEFAULT_KINETIC_FRICTION = 0.5
 
 # A triangle whose |AB × AC| is below this fraction of its longest edge squared (sine of its
 # largest angle, roughly) has no reliable normal: it is dropped as degenerate.
@@ -125,7 +127,8 @@ class Collider:
             seen from outside (Blender's winding), so face normals point out.
         thickness_outer: [m] points closer than this outside the surface are pushed out to it.
         thickness_inner: [m] how deep below an open surface a point may be and still be pushed out.
-        friction: [0, 1], fraction of tangential motion removed while in contact.
+        static_friction: μ_s ≥ kinetic_friction, Coulomb's static coefficient.
+        kinetic_friction: μ_k ≥ 0, Coulomb's sliding coefficient.
         closed: every edge is shared by exactly two triangles that traverse it in opposite
             directions (watertight and consistently oriented): inside means any depth.
         corners: float64 [triangle_count, 3, 3] [m], corners A, B, C of each triangle.
@@ -146,7 +149,8 @@ class Collider:
     triangles: np.ndarray
     thickness_outer: float
     thickness_inner: float
-    friction: float
+    static_friction: float
+    kinetic_friction: float
     closed: bool
     corners: np.ndarray
     triangle_table: np.ndarray
@@ -173,7 +177,8 @@ class Collider:
 def mesh_collider(vertices: np.ndarray, triangles: np.ndarray,
                   thickness_outer: float = DEFAULT_THICKNESS_OUTER,
                   thickness_inner: float = DEFAULT_THICKNESS_INNER,
-                  friction: float = DEFAULT_FRICTION) -> Collider:
+                  static_friction: float = DEFAULT_STATIC_FRICTION,
+                  kinetic_friction: float = DEFAULT_KINETIC_FRICTION) -> Collider:
     """Build a collider from a world-space triangle mesh.
 
     Args:
@@ -181,7 +186,7 @@ def mesh_collider(vertices: np.ndarray, triangles: np.ndarray,
         triangles: int [triangle_count, 3], vertex indices, counterclockwise seen from outside.
         thickness_outer: [m], ≥ 0.
         thickness_inner: [m], ≥ 0.
-        friction: [0, 1].
+        static_friction, kinetic_friction: Coulomb coefficients, 0 ≤ μ_k ≤ μ_s.
 
     Returns:
         A ``Collider``; degenerate (zero-area) triangles are dropped first, and ``closed`` is
@@ -190,7 +195,7 @@ def mesh_collider(vertices: np.ndarray, triangles: np.ndarray,
     Raises:
         TetRigInputError: vertices not [n, 3] or not finite; triangles not [m, 3] integers or an
             index out of range; no triangle with an area; a thickness negative or not finite;
-            friction outside [0, 1].
+            friction coefficients negative, not finite, or static below kinetic.
     """
     verts = np.array(vertices, dtype=np.float64)  # a copy: it is made read-only below
     if verts.ndim != 2 or verts.shape[1] != 3 or verts.shape[0] == 0:
@@ -201,8 +206,10 @@ def mesh_collider(vertices: np.ndarray, triangles: np.ndarray,
     for name, value in (("Outer thickness", thickness_outer), ("Inner thickness", thickness_inner)):
         if not np.isfinite(value) or value < 0.0:
             raise TetRigInputError(f"{name} of a collision object must be 0 or more, not {value}.")
-    if not np.isfinite(friction) or not 0.0 <= friction <= 1.0:
-        raise TetRigInputError(f"Collision friction must be between 0 and 1, not {friction}.")
+    if not (np.isfinite(static_friction) and np.isfinite(kinetic_friction)
+            and 0.0 <= kinetic_friction <= static_friction):
+        raise TetRigInputError(f"Collision friction must be 0 or more, static at least sliding; got "
+                               f"{static_friction} static, {kinetic_friction} sliding.")
 
     corners = verts[tris]
     cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
@@ -228,7 +235,8 @@ def mesh_collider(vertices: np.ndarray, triangles: np.ndarray,
     for arr in (verts, tris, corners, table, feature_normals, bounds_min, bounds_max):
         arr.setflags(write=False)
     return Collider(vertices=verts, triangles=tris, thickness_outer=float(thickness_outer),
-                    thickness_inner=float(thickness_inner), friction=float(friction),
+                    thickness_inner=float(thickness_inner), static_friction=float(static_friction),
+                    kinetic_friction=float(kinetic_friction),
                     closed=_is_closed(tris, verts.shape[0]), corners=corners,
                     triangle_table=np.ascontiguousarray(table), feature_normals=feature_normals,
                     center_tree=cKDTree(centers), max_reach=float(reaches.max()),

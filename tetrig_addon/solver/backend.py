@@ -1,0 +1,122 @@
+"""Which implementation of the step loop runs: the Numba-compiled kernel, or the NumPy reference.
+
+Numba (prebuilt wheels, bundled with the extension) compiles ``kernel.py`` the first time it is
+used and caches the machine code on disk (``configure(cache_dir)``; the Blender layer passes the
+extension's user folder). The first compile takes seconds; ``warm_up(background=True)`` does it in
+a thread while the NumPy reference steps the frames (both give the same positions), so nothing
+waits for it. When Numba cannot be imported, the NumPy reference runs: the same positions, slower.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from types import ModuleType
+
+NUMBA = "Numba"
+NUMPY = "NumPy"
+
+
+class BackendUnavailable(RuntimeError):
+    """The compiled kernel was asked for but cannot load; the message says why."""
+
+
+_lock = threading.Lock()
+_kernel: ModuleType | None = None  # set once the kernel is imported and compiled
+_error: str | None = None
+_thread: threading.Thread | None = None
+_compile_seconds: float | None = None
+
+
+def configure(cache_dir: str | None) -> None:
+    """Put Numba's on-disk cache in ``cache_dir`` (created if missing). Call before the kernel is
+    first loaded (Numba reads the setting when it is imported)."""
+    if cache_dir:
+        os.makedirs(cache_dir, exist_ok=True)
+        os.environ["NUMBA_CACHE_DIR"] = cache_dir
+
+
+def _load() -> None:
+    """Import the kernel and compile it (or load it from the cache) by stepping a tiny cage."""
+    global _kernel, _error, _compile_seconds
+    start = time.perf_counter()
+    try:
+        from . import kernel as module
+        module.warm_up()
+    except Exception as exc:  # ImportError, or a Numba/llvmlite that does not match this NumPy
+        with _lock:
+            _error = f"{type(exc).__name__}: {exc}"
+        return
+    with _lock:
+        _kernel = module
+        _compile_seconds = time.perf_counter() - start
+
+
+def warm_up(background: bool = False) -> None:
+    """Load and compile the kernel now (``background``: in a daemon thread, returning at once).
+    Does nothing once it is loaded, failed, or loading."""
+    global _thread
+    with _lock:
+        if _kernel is not None or _error is not None or _thread is not None:
+            thread = _thread
+        else:
+            thread = _thread = threading.Thread(target=_load, name="tetrig-compile", daemon=True)
+            thread.start()
+    if not background and thread is not None:
+        thread.join()
+
+
+def kernel() -> ModuleType:
+    """The compiled kernel module, loading it first if needed (blocking).
+
+    Raises:
+        BackendUnavailable: Numba is missing or failed to import (the reason is kept).
+    """
+    warm_up()
+    with _lock:
+        if _kernel is None:
+            raise BackendUnavailable(_error or "the compiled kernel did not load")
+        return _kernel
+
+
+def kernel_ready() -> bool:
+    """Whether the compiled kernel is loaded (never waits: False while it compiles)."""
+    with _lock:
+        return _kernel is not None
+
+
+def compiling() -> bool:
+    """Whether the kernel is being loaded or compiled in the background now."""
+    with _lock:
+        return _kernel is None and _error is None and _thread is not None and _thread.is_alive()
+
+
+def name() -> str:
+    """The backend that steps frames now: ``"Numba"`` or ``"NumPy"``."""
+    return NUMBA if kernel_ready() else NUMPY
+
+
+def status() -> str:
+    """One line for the user: which backend runs, and why not Numba when it does not."""
+    with _lock:
+        kernel_loaded, error, seconds = _kernel is not None, _error, _compile_seconds
+    if kernel_loaded:
+        return f"{NUMBA} (compiled solver)"
+    if error is not None:
+        return f"{NUMPY} (compiled solver unavailable: {error})"
+    if compiling():
+        return f"{NUMPY} while the compiled solver is built (first use only, a few seconds)"
+    return NUMPY
+
+
+def unavailable_reason() -> str | None:
+    """Why the compiled kernel failed to load, or ``None`` (loaded, loading, or not tried)."""
+    with _lock:
+        return _error
+
+
+def load_seconds() -> float | None:
+    """How long loading the kernel took [s] (compiling, or reading it from the cache), once done."""
+    with _lock:
+        return _compile_seconds

@@ -1,0 +1,80 @@
+"""One frame of simulation: the step loop of Vertex Block Descent on the cage's control points.
+
+Method (Chen, Macklin et al. 2024, "Vertex Block Descent", ACM TOG 43(4)): each substep of length
+Δt minimizes the incremental potential of implicit Euler,
+
+    G(x) = Σᵢ mᵢ/(2Δt²)·|xᵢ − yᵢ|² + E(x),    yᵢ = xᵢ + Δt·vᵢ + Δt²·g,
+
+E the elastic (``edges``, ``volumes``, ``continuum``), goal (``goals``) and contact (``contacts``)
+energies, by Gauss-Seidel over the control points, colour by colour: each point takes one Newton
+step on G with every other point held, Δxᵢ = Hᵢ⁻¹fᵢ with its 3×3 Hessian block Hᵢ. Substeps follow
+Macklin et al. 2019, "Small Steps in Physics Simulation": many short steps, one sweep each.
+
+Two choices make the result hold whatever the step length:
+
+* Every substep starts from xᵢ + Δt·vᵢ (inertia without gravity), not from yᵢ. A body at rest is
+  then already at the minimum of G (its elastic forces balance its weight), so the sweep leaves it
+  there: the resting shape is the material's own at any substep count or frame rate. (Starting
+  from y, as position-based dynamics does, one sweep per substep cannot carry the weight through
+  the body and every layer sags by about g·Δt² more; the VBD paper starts from an adaptive mix.)
+* Then one Newton step on a uniform translation of all free points (inertia, gravity, goals,
+  contacts and the elements that tie free points to pinned ones; the rest of E does not change
+  under a translation), so a falling body falls at g however stiff it is.
+
+Per substep: pre-solve (damping, goal damping, speed limit, y and the start x; kinematic points
+move to their goal), the translation step, ``iterations`` sweeps (alternating direction), and the
+post-solve v = (x − x_prev)/Δt. The constraint formulas live in one module per kind and are shared
+by the NumPy reference (``reference.py``) and the compiled kernel (``kernel.py``), which gives the
+same positions; ``backend.py`` chooses.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Sequence
+
+import numpy as np
+
+from .. import colliders as collision
+from . import backend, continuum, contacts, edges, reference, volumes
+from . import goals as goal_springs
+from .model import Model, State
+from .settings import SimSettings
+
+
+def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
+         goals: tuple[np.ndarray, np.ndarray] | None = None,
+         colliders: Sequence[collision.Collider] = (), use_kernel: bool | None = None,
+         compiled: ModuleType | None = None) -> State:
+    """Advance one frame: ``settings.substeps`` substeps of ``settings.iterations`` sweeps each.
+
+    Args:
+        model: the static cage model.
+        state: current positions/velocities/rotations; not modified.
+        settings: validated ``SimSettings``.
+        frame_dt: frame duration [s], > 0.
+        goals: (start, end), float64 [particle_count, 3] [m] each: where every control point's
+            goal is at the start and at the end of the frame (its rest position carried by the
+            object's animation), interpolated over the substeps; ``None``: the rest positions.
+        colliders: the frame's collision objects (``colliders.mesh_collider``), world space.
+        use_kernel: ``True`` the compiled kernel (loading it first), ``False`` the NumPy
+            reference, ``None`` the kernel when ``backend`` has it loaded, else the reference.
+        compiled: the kernel module to use (``kernel.warm_up`` passes itself while loading).
+
+    Returns:
+        The new ``State``.
+
+    Raises:
+        backend.BackendUnavailable: ``use_kernel=True`` without a compiled kernel.
+    """
+    sim_dt = frame_dt / settings.substeps
+    if compiled is None:
+        if use_kernel is None:
+            use_kernel = backend.kernel_ready()
+        compiled = backend.kernel() if use_kernel else None
+    plans = (edges.plan(model, settings, sim_dt), volumes.plan(model, settings),
+             continuum.plan(model, settings), goal_springs.plan(model, settings, sim_dt, goals),
+             contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled))
+    if compiled is not None:
+        return compiled.advance(model, state, settings, frame_dt, *plans)
+    return reference.advance(model, state, settings, frame_dt, *plans)

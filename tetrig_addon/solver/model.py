@@ -1,0 +1,303 @@
+"""The static description of a cage for simulation (``Model``, built once per bind) and what
+changes every step (``State``).
+
+Names follow Newton (NVIDIA Warp): ``Model`` is static, ``State`` changes every step. The model
+also holds the topology both solver backends read: a colouring of the control points (no two
+points of one colour share a tet, so a colour's points can be solved in any order, or together)
+and, for every point, the edges and tets around it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cage import tet_volumes, unique_edges
+from ..errors import TetRigInputError
+
+# A goal weight at least this is 1: the point follows its goal exactly (kinematic).
+GOAL_EXACT = 1.0 - 1e-6
+
+# For corner j of a tet (p0, p1, p2, p3), the opposite face (a, b, c) ordered so that
+# ∂(6V)/∂p_j = (p_b − p_a) × (p_c − p_a) and 6V = that · (p_j − p_a): 6V is linear in each corner.
+TET_FACES = np.array([[1, 3, 2], [0, 2, 3], [0, 3, 1], [0, 1, 2]], dtype=np.int64)
+
+# Smallest positive float: a denominator floor that never changes a non-zero one.
+TINY = float(np.finfo(np.float64).tiny)
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Which elements touch which control point, and the order points are solved in.
+
+    Attributes:
+        color_points: int32 [free_count], the free (non-kinematic) control points, grouped by
+            colour: points of one colour share no tet (nor edge, nor contact).
+        color_offsets: int64 [color_count + 1]; colour c is color_points[offsets[c]:offsets[c+1]].
+        edge_offsets: int64 [particle_count + 1]; point i's edges are rows offsets[i]:offsets[i+1]
+            of ``edge_ids`` / ``edge_others``.
+        edge_ids: int32 [2·edge_count], the edge of each row.
+        edge_others: int32 [2·edge_count], the edge's other end.
+        tet_offsets: int64 [particle_count + 1]; point i's tets are rows offsets[i]:offsets[i+1].
+        tet_ids: int32 [4·tet_count], the tet of each row.
+        tet_corners: int32 [4·tet_count], which corner (0–3) of that tet the point is.
+        tet_faces: int32 [4·tet_count, 3], the opposite face's points (see ``TET_FACES``).
+        boundary_edges: int32 [k], edges with one kinematic and one free end.
+        boundary_tets: int32 [k], tets with kinematic and free corners.
+    """
+
+    color_points: np.ndarray
+    color_offsets: np.ndarray
+    edge_offsets: np.ndarray
+    edge_ids: np.ndarray
+    edge_others: np.ndarray
+    tet_offsets: np.ndarray
+    tet_ids: np.ndarray
+    tet_corners: np.ndarray
+    tet_faces: np.ndarray
+    boundary_edges: np.ndarray
+    boundary_tets: np.ndarray
+
+    @property
+    def color_count(self) -> int:
+        return int(self.color_offsets.shape[0] - 1)
+
+
+@dataclass(frozen=True)
+class Model:
+    """Static description of a cage for simulation.
+
+    Attributes:
+        rest_positions: float64 [particle_count, 3] [m], control points at rest (world space).
+        masses: float64 [particle_count] [kg], lumped (ρ·V/4 per tet corner), pins included.
+        inverse_masses: float64 [particle_count] [1/kg]; 0 for kinematic points (pinned, or goal
+            weight 1), which follow their goal exactly.
+        edges: int32 [edge_count, 2], unique tet edges.
+        rest_lengths: float64 [edge_count] [m].
+        edge_volumes: float64 [edge_count] [m³], the rest volume an edge stands for (a sixth of
+            each incident tet's); an edge spring of modulus E_s has stiffness E_s·V_e/l₀².
+        tets: int32 [tet_count, 4], positively oriented.
+        rest_volumes: float64 [tet_count] [m³], > 0.
+        inverse_rest_shapes: float64 [tet_count, 3, 3] [1/m], D_m⁻¹ (continuum model).
+        contact_indices: int32 [contact_count, 4], control points of the mesh vertices that
+            collide (normally every vertex): the mesh, not the cage, touches the ground.
+        contact_weights: float64 [contact_count, 4], their barycentric weights.
+        goal_weights: float64 [particle_count] in [0, 1): goal spring weight of each free point.
+        topology: ``Topology``.
+    """
+
+    rest_positions: np.ndarray
+    masses: np.ndarray
+    inverse_masses: np.ndarray
+    edges: np.ndarray
+    rest_lengths: np.ndarray
+    edge_volumes: np.ndarray
+    tets: np.ndarray
+    rest_volumes: np.ndarray
+    inverse_rest_shapes: np.ndarray
+    contact_indices: np.ndarray
+    contact_weights: np.ndarray
+    goal_weights: np.ndarray
+    topology: Topology
+
+    @property
+    def particle_count(self) -> int:
+        return int(self.rest_positions.shape[0])
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.edges.shape[0])
+
+    @property
+    def tet_count(self) -> int:
+        return int(self.tets.shape[0])
+
+
+@dataclass
+class State:
+    """What changes every step.
+
+    Attributes:
+        positions: float64 [particle_count, 3] [m].
+        velocities: float64 [particle_count, 3] [m/s].
+        rotations: float64 [tet_count, 4], each tet's rotation as a unit quaternion (w, x, y, z),
+            the continuum model's running estimate of R in F = R·S (identity otherwise).
+    """
+
+    positions: np.ndarray
+    velocities: np.ndarray
+    rotations: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+
+    def copy(self) -> "State":
+        return State(self.positions.copy(), self.velocities.copy(), self.rotations.copy())
+
+
+def rest_state(model: Model) -> State:
+    """The state at the start frame: rest positions, zero velocity, identity rotations."""
+    rotations = np.zeros((model.tet_count, 4))
+    rotations[:, 0] = 1.0
+    return State(model.rest_positions.copy(), np.zeros_like(model.rest_positions), rotations)
+
+
+def lumped_masses(positions: np.ndarray, tets: np.ndarray, density: float) -> np.ndarray:
+    """Lumped masses: each tet gives ρ·V/4 to each of its four control points.
+
+    Args:
+        positions: float [particle_count, 3] [m].
+        tets: int [tet_count, 4].
+        density: ρ [kg/m³].
+
+    Returns:
+        float64 [particle_count] [kg].
+    """
+    vol = np.abs(tet_volumes(positions, tets))
+    return np.bincount(np.asarray(tets).ravel(), weights=np.repeat(vol * density / 4.0, 4),
+                       minlength=positions.shape[0])
+
+
+def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1000.0,
+                pinned: np.ndarray | None = None,
+                contacts: tuple[np.ndarray, np.ndarray] | None = None,
+                goal_weights: np.ndarray | None = None) -> Model:
+    """Build the static simulation model of a cage.
+
+    Args:
+        rest_positions: float [particle_count, 3] [m], control points at rest, world space.
+        tets: int [tet_count, 4].
+        density: ρ [kg/m³], > 0.
+        pinned: bool [particle_count] or ``None``; pinned control points follow their goal (their
+            rest position, carried by the animation) exactly.
+        contacts: (int [contact_count, 4] indices, float [contact_count, 4] weights) of the mesh
+            vertices that collide, or ``None`` to collide with the control points themselves.
+        goal_weights: float [particle_count] in [0, 1] or ``None``; weight 1 pins the point,
+            0 < weight < 1 pulls it to its goal with a spring (``SimSettings.goal_stiffness``).
+
+    Returns:
+        A ``Model``.
+
+    Raises:
+        TetRigInputError: non-positive density, a cage without tets, or a flat tet.
+    """
+    if not density > 0.0:
+        raise TetRigInputError("Density must be positive.")
+    x0 = np.asarray(rest_positions, dtype=np.float64)
+    tets = np.asarray(tets, dtype=np.int32).copy()
+    if tets.shape[0] == 0:
+        raise TetRigInputError("The cage has no tets.")
+    # A mirroring world matrix (negative scale) turns every tet inside out: orient them again.
+    inverted = tet_volumes(x0, tets) < 0.0
+    tets[inverted] = tets[inverted][:, [0, 1, 3, 2]]
+    n = x0.shape[0]
+    masses = lumped_masses(x0, tets, density)
+    with np.errstate(divide="ignore"):
+        inv = np.where(masses > 0.0, 1.0 / masses, 0.0)
+    goals = np.zeros(n)
+    kinematic = np.zeros(n, dtype=bool) if pinned is None else np.asarray(pinned, dtype=bool).copy()
+    if goal_weights is not None:
+        goals = np.clip(np.asarray(goal_weights, dtype=np.float64), 0.0, 1.0)
+        kinematic |= goals >= GOAL_EXACT
+        goals = np.where(goals >= GOAL_EXACT, 0.0, goals)
+    inv = np.where(kinematic, 0.0, inv)
+    edges = unique_edges(tets).astype(np.int32)
+    rest_lengths = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
+    volumes = tet_volumes(x0, tets)
+    if contacts is None:  # the control points themselves
+        contacts = (np.repeat(np.arange(n)[:, None], 4, axis=1),
+                    np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)))
+    return Model(rest_positions=x0, masses=masses, inverse_masses=inv, edges=edges,
+                 rest_lengths=rest_lengths, edge_volumes=_edge_volumes(edges, tets, volumes, n),
+                 tets=tets, rest_volumes=volumes, inverse_rest_shapes=inverse_rest_shapes(x0, tets),
+                 contact_indices=np.asarray(contacts[0], dtype=np.int32),
+                 contact_weights=np.asarray(contacts[1], dtype=np.float64),
+                 goal_weights=np.where(inv > 0.0, goals, 0.0),
+                 topology=build_topology(n, edges, tets, inv > 0.0))
+
+
+def inverse_rest_shapes(positions: np.ndarray, tets: np.ndarray) -> np.ndarray:
+    """D_m⁻¹ of every tet: float64 [tet_count, 3, 3] [1/m], D_m = [x₁−x₀, x₂−x₀, x₃−x₀] (columns).
+
+    Raises:
+        TetRigInputError: a tet with zero volume (D_m singular).
+    """
+    p = np.asarray(positions, dtype=np.float64)[np.asarray(tets)]
+    dm = np.transpose(p[:, 1:] - p[:, :1], (0, 2, 1))
+    if dm.shape[0] == 0:
+        return np.zeros((0, 3, 3))
+    if np.any(np.abs(np.linalg.det(dm)) <= TINY):
+        raise TetRigInputError("The cage has a flat tet; press Build Cage again.")
+    return np.linalg.inv(dm)
+
+
+def _edge_volumes(edges: np.ndarray, tets: np.ndarray, volumes: np.ndarray,
+                  particle_count: int) -> np.ndarray:
+    """Rest volume each edge represents: a sixth of the volume of every tet containing it."""
+    pairs = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
+    tet_edges = np.sort(tets[:, pairs].reshape(-1, 2).astype(np.int64), axis=1)
+    keys = tet_edges[:, 0] * particle_count + tet_edges[:, 1]
+    edge_keys = edges[:, 0].astype(np.int64) * particle_count + edges[:, 1]
+    order = np.argsort(edge_keys)
+    slot = order[np.searchsorted(edge_keys[order], keys)]
+    return np.bincount(slot, weights=np.repeat(np.abs(volumes) / 6.0, 6), minlength=edges.shape[0])
+
+
+def _csr(points: np.ndarray, particle_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets int64 [particle_count + 1], order [len(points)]): the rows of ``points`` grouped
+    by point, in their original order within a point."""
+    order = np.argsort(points, kind="stable")
+    offsets = np.zeros(particle_count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(points, minlength=particle_count), out=offsets[1:])
+    return offsets, order
+
+
+def color_points(edges: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy colouring of the free points over the edge graph (every two corners of a tet share
+    an edge, so points of one colour share no tet). Runs once per model; a Python loop over
+    points is fine there.
+
+    Args:
+        edges: int [edge_count, 2].
+        free: bool [particle_count].
+
+    Returns:
+        (color_points int32 [free_count] grouped by colour, color_offsets int64 [color_count + 1]).
+    """
+    n = free.shape[0]
+    both = np.concatenate([edges, edges[:, ::-1]]).astype(np.int64)
+    offsets, order = _csr(both[:, 0], n)
+    neighbours = both[order, 1]
+    colors = np.full(n, -1, dtype=np.int64)
+    for i in np.flatnonzero(free).tolist():
+        taken = set(colors[neighbours[offsets[i]:offsets[i + 1]]].tolist())
+        c = 0
+        while c in taken:
+            c += 1
+        colors[i] = c
+    points = np.flatnonzero(free)
+    grouped = points[np.argsort(colors[points], kind="stable")].astype(np.int32)
+    counts = np.bincount(colors[points], minlength=int(colors.max(initial=-1)) + 1)
+    return grouped, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def build_topology(particle_count: int, edges: np.ndarray, tets: np.ndarray,
+                   free: np.ndarray) -> Topology:
+    """The colouring and the point → element incidences of a cage (see ``Topology``)."""
+    n = particle_count
+    ends = edges.reshape(-1).astype(np.int64)
+    edge_offsets, order = _csr(ends, n)
+    edge_rows = order // 2
+    other = edges[edge_rows, 1 - order % 2]
+    corners = tets.reshape(-1).astype(np.int64)
+    tet_offsets, torder = _csr(corners, n)
+    tet_rows, corner = torder // 4, torder % 4
+    faces = tets[tet_rows[:, None], TET_FACES[corner]]
+    kin_edges = (~free)[edges].sum(1)
+    kin_tets = (~free)[tets].sum(1)
+    points, offsets = color_points(edges, free)
+    return Topology(color_points=points, color_offsets=offsets,
+                    edge_offsets=edge_offsets, edge_ids=edge_rows.astype(np.int32),
+                    edge_others=other.astype(np.int32),
+                    tet_offsets=tet_offsets, tet_ids=tet_rows.astype(np.int32),
+                    tet_corners=corner.astype(np.int32), tet_faces=faces.astype(np.int32),
+                    boundary_edges=np.flatnonzero(kin_edges == 1).astype(np.int32),
+                    boundary_tets=np.flatnonzero((kin_tets > 0) & (kin_tets < 4)).astype(np.int32))

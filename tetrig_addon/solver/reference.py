@@ -1,0 +1,239 @@
+"""The step loop in NumPy: the reference the compiled kernel (``kernel.py``) must match, and the
+fallback when Numba cannot load.
+
+Vectorized over the points of one colour at a time (they share no element, so solving them together
+is the same as one after another); the constraint formulas are the modules' own (``edges.force``,
+``volumes.force``, ...), the same the kernel inlines. See ``loop.py`` for the method.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import continuum, contacts, edges, goals, volumes
+from .contacts import ContactPlan
+from .continuum import ContinuumPlan
+from .edges import EdgePlan
+from .goals import GoalPlan
+from .linear3 import solve_symmetric
+from .model import Model, State
+from .settings import SimSettings
+from .volumes import VolumePlan
+
+# Newton steps of a point's local solve when it is part of a contact: a penalty that switches on or
+# off during the step would otherwise be missed until the next substep (same in the kernel).
+CONTACT_NEWTON_STEPS = 3
+
+
+def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, edge_plan: EdgePlan,
+            volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
+            contact_plan: ContactPlan) -> State:
+    """One frame of ``settings.substeps`` substeps from ``state`` (not modified); see ``loop.step``."""
+    x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
+    substeps = settings.substeps
+    h = frame_dt / substeps
+    h2 = h * h
+    free = model.inverse_masses > 0.0
+    decay = np.exp(-settings.damping * h)
+    gravity = np.asarray(settings.gravity, dtype=np.float64)
+    goal_velocity = (goal_plan.end - goal_plan.start) / frame_dt
+    eps = contacts.FRICTION_SLIP_SPEED * h
+    g_length = float(np.sqrt(gravity @ gravity))
+    topo = model.topology
+    for s in range(substeps):
+        goal = goal_plan.start + (goal_plan.end - goal_plan.start) * ((s + 1) / substeps)
+        # pre-solve: damping, goal damping, speed limit; the inertial target y and the start x
+        vf = v[free] * decay
+        vf -= goal_plan.damping[free, None] * (vf - goal_velocity[free])
+        speed = np.sqrt(np.einsum("ij,ij->i", vf, vf))
+        vf *= np.where(speed > settings.max_speed, settings.max_speed / np.maximum(speed, 1e-300), 1.0)[:, None]
+        x_prev = x.copy()
+        y = goal.copy()
+        y[free] = x[free] + h * vf + h2 * gravity
+        x[free] = x[free] + h * vf
+        x[~free] = goal[~free]
+        v[free] = vf
+        speed = np.sqrt(np.einsum("ij,ij->i", v, v))
+        speed[~free] = np.sqrt(np.einsum("ij,ij->i", goal_velocity[~free], goal_velocity[~free]))
+        p_start = _contact_points(x_prev, contact_plan)
+        plan = contact_plan
+        reach = np.einsum("vk,vk->v", np.abs(plan.weights), speed[plan.indices])
+        distance = np.einsum("ij,ij->i", plan.normals, p_start - plan.surfaces)
+        near = contacts.near(distance, reach, h, g_length)
+        point_near = np.zeros(model.particle_count, dtype=bool)
+        point_near[plan.indices[near].ravel()] = True
+        for _ in range(CONTACT_NEWTON_STEPS if near.any() else 1):
+            _coarse_step(model, x, y, q, free, h2, goal, p_start, near, eps, edge_plan, volume_plan,
+                         continuum_plan, goal_plan, contact_plan)
+        for sweep in range(settings.iterations):
+            colours = range(topo.color_count) if sweep % 2 == 0 else range(topo.color_count - 1, -1, -1)
+            for c in colours:
+                points = topo.color_points[topo.color_offsets[c]:topo.color_offsets[c + 1]].astype(np.int64)
+                _local_solve(model, x, y, q, points, h2, goal, p_start, near, eps, edge_plan,
+                             volume_plan, continuum_plan, goal_plan, contact_plan)
+                touching = points[point_near[points]]
+                for _ in range(CONTACT_NEWTON_STEPS - 1):
+                    if touching.shape[0]:
+                        _local_solve(model, x, y, q, touching, h2, goal, p_start, near, eps,
+                                     edge_plan, volume_plan, continuum_plan, goal_plan, contact_plan)
+        v[free] = (x[free] - x_prev[free]) / h
+        v[~free] = goal_velocity[~free]
+    return State(x, v, q)
+
+
+def _rows(offsets: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, slots): the CSR rows of ``points`` (in point order, then row order) and, for each,
+    the position of its point in ``points``."""
+    starts = offsets[points]
+    counts = offsets[points + 1] - starts
+    slots = np.repeat(np.arange(points.shape[0]), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    return starts[slots] + (np.arange(slots.shape[0]) - first), slots
+
+
+def _accumulate(total: list, part: tuple, slots: np.ndarray, count: int) -> None:
+    """total[k] += Σ over rows of part[k] into their slots (force and Hessian components)."""
+    for k in range(9):
+        total[k] = total[k] + np.bincount(slots, weights=part[k], minlength=count)
+
+
+def _contact_points(x: np.ndarray, plan: ContactPlan) -> np.ndarray:
+    """float64 [contact_count, 3]: p = Σₖ wₖ xₖ of every candidate."""
+    return np.einsum("vk,vkc->vc", plan.weights, x[plan.indices])
+
+
+def _tet_coordinates(x: np.ndarray, tets: np.ndarray) -> list[np.ndarray]:
+    """The corners' coordinates as 12 arrays: x of corners 0-3, then y, then z."""
+    p = x[tets]
+    return [p[:, j, a] for a in range(3) for j in range(4)]
+
+
+def _continuum_state(model: Model, x: np.ndarray, q: np.ndarray, tids: np.ndarray,
+                     plan: ContinuumPlan, update: bool) -> tuple:
+    """(V₀P, cof F) of the tets ``tids``; with ``update`` their rotation estimates take their
+    extraction steps first (written to ``q``)."""
+    b = plan.shape_vectors[tids].reshape(-1, 12)
+    f = continuum.deformation_gradient(*(_tet_coordinates(x, model.tets[tids]) + [tuple(b.T)]))
+    rot = tuple(q[tids, k] for k in range(4))
+    if update:
+        rot = continuum.extract_rotation(f, *rot)
+        q[tids] = np.stack(rot, axis=1)
+    return continuum.stress(f, continuum.rotation_matrix(*rot), plan.mu_volumes[tids],
+                            plan.lambda_volumes[tids])
+
+
+def _local_solve(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, points: np.ndarray,
+                 h2: float, goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float,
+                 edge_plan: EdgePlan,
+                 volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
+                 contact_plan: ContactPlan) -> None:
+    """One Newton step of every point of ``points`` (which share no element) on its local
+    incremental potential; moves them in place."""
+    topo = model.topology
+    count = points.shape[0]
+    mh = model.masses[points] / h2
+    xp = x[points]
+    zero = np.zeros(count)
+    total = [-mh * (xp[:, 0] - y[points, 0]), -mh * (xp[:, 1] - y[points, 1]),
+             -mh * (xp[:, 2] - y[points, 2]), mh, zero, zero, mh, zero, mh]
+    if edge_plan.active:
+        rows, slots = _rows(topo.edge_offsets, points)
+        ids = topo.edge_ids[rows]
+        d = xp[slots] - x[topo.edge_others[rows]]
+        _accumulate(total, edges.force(d[:, 0], d[:, 1], d[:, 2], model.rest_lengths[ids],
+                                       edge_plan.stiffness[ids]), slots, count)
+    if volume_plan.active or continuum_plan.active:
+        rows, slots = _rows(topo.tet_offsets, points)
+        ids = topo.tet_ids[rows]
+        if volume_plan.active:
+            face = x[topo.tet_faces[rows]]
+            j = xp[slots]
+            part = volumes.force(face[:, 0, 0], face[:, 0, 1], face[:, 0, 2], face[:, 1, 0],
+                                 face[:, 1, 1], face[:, 1, 2], face[:, 2, 0], face[:, 2, 1],
+                                 face[:, 2, 2], j[:, 0], j[:, 1], j[:, 2],
+                                 volume_plan.six_rest_volumes[ids], volume_plan.stiffness[ids])
+        else:
+            p, cof = _continuum_state(model, x, q, ids, continuum_plan, update=True)
+            vec = continuum_plan.shape_vectors[ids, topo.tet_corners[rows]]
+            part = continuum.corner_force(p, cof, continuum_plan.mu_volumes[ids],
+                                          continuum_plan.lambda_volumes[ids],
+                                          vec[:, 0], vec[:, 1], vec[:, 2])
+        _accumulate(total, part, slots, count)
+    stiffness = goal_plan.stiffness[points]
+    d = xp - goal[points]
+    f0, f1, f2, s = goals.force(d[:, 0], d[:, 1], d[:, 2], stiffness)
+    total[0], total[1], total[2] = total[0] + f0, total[1] + f1, total[2] + f2
+    total[3], total[6], total[8] = total[3] + s, total[6] + s, total[8] + s
+    if contact_plan.contact_count:
+        rows, slots = _rows(contact_plan.point_offsets, points)
+        ids = contact_plan.point_contacts[rows]
+        keep = near[ids]
+        rows, slots, ids = rows[keep], slots[keep], ids[keep]
+        if rows.shape[0]:
+            corners = contact_plan.point_corners[rows]
+            _accumulate(total, _contact_force(x, contact_plan, p_start, eps, ids,
+                                              contact_plan.weights[ids, corners],
+                                              contact_plan.shares[ids, corners]), slots, count)
+    dx = solve_symmetric(*total[3:], *total[:3])
+    x[points] += np.stack(dx, axis=1)
+
+
+def _contact_force(x: np.ndarray, plan: ContactPlan, p_start: np.ndarray, eps: float,
+                   ids: np.ndarray, w: np.ndarray, share: np.ndarray) -> tuple:
+    """``contacts.force`` of the candidates ``ids`` on a point of weight ``w`` and force ``share``."""
+    p = np.einsum("vk,vkc->vc", plan.weights[ids], x[plan.indices[ids]])
+    q, s, n = p_start[ids], plan.surfaces[ids], plan.normals[ids]
+    return contacts.force(p[:, 0], p[:, 1], p[:, 2], q[:, 0], q[:, 1], q[:, 2], s[:, 0], s[:, 1],
+                          s[:, 2], n[:, 0], n[:, 1], n[:, 2], plan.depths[ids], plan.stiffness[ids],
+                          plan.static_friction[ids], plan.kinetic_friction[ids], eps, w, share)
+
+
+def _coarse_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free: np.ndarray,
+                 h2: float, goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float,
+                 edge_plan: EdgePlan,
+                 volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
+                 contact_plan: ContactPlan) -> None:
+    """One Newton step on a uniform translation of all free points (see ``loop.py``)."""
+    if not free.any():
+        return
+    mh = model.masses[free] / h2
+    stiffness = goal_plan.stiffness[free]
+    d = x[free] - goal[free]
+    f0, f1, f2, s = goals.force(d[:, 0], d[:, 1], d[:, 2], stiffness)
+    diag = float(np.sum(mh + s))
+    total = [float(np.sum(-mh * (x[free, 0] - y[free, 0]) + f0)),
+             float(np.sum(-mh * (x[free, 1] - y[free, 1]) + f1)),
+             float(np.sum(-mh * (x[free, 2] - y[free, 2]) + f2)), diag, 0.0, 0.0, diag, 0.0, diag]
+    topo = model.topology
+    parts = []
+    if edge_plan.active and topo.boundary_edges.shape[0]:
+        ids = topo.boundary_edges
+        ends = model.edges[ids]
+        end_free = free[ends[:, 0]]
+        i = np.where(end_free, ends[:, 0], ends[:, 1])
+        j = np.where(end_free, ends[:, 1], ends[:, 0])
+        dd = x[i] - x[j]
+        parts.append(edges.force(dd[:, 0], dd[:, 1], dd[:, 2], model.rest_lengths[ids], edge_plan.stiffness[ids]))
+    if (volume_plan.active or continuum_plan.active) and topo.boundary_tets.shape[0]:
+        ids = topo.boundary_tets
+        mask = free[model.tets[ids]].astype(np.float64)
+        if volume_plan.active:
+            arguments = _tet_coordinates(x, model.tets[ids]) + [
+                mask[:, 0], mask[:, 1], mask[:, 2], mask[:, 3], volume_plan.six_rest_volumes[ids],
+                volume_plan.stiffness[ids]]
+            parts.append(volumes.tet_force(*arguments))
+        else:
+            p, cof = _continuum_state(model, x, q, ids, continuum_plan, update=False)
+            vec = np.einsum("tk,tkc->tc", mask, continuum_plan.shape_vectors[ids])
+            parts.append(continuum.corner_force(p, cof, continuum_plan.mu_volumes[ids],
+                                                continuum_plan.lambda_volumes[ids],
+                                                vec[:, 0], vec[:, 1], vec[:, 2]))
+    if near.any():
+        ids = np.flatnonzero(near)
+        parts.append(_contact_force(x, contact_plan, p_start, eps, ids, contact_plan.free_weights[ids],
+                                    contact_plan.free_shares[ids]))
+    for part in parts:
+        for k in range(9):
+            total[k] += float(np.sum(part[k]))
+    t = solve_symmetric(*total[3:], *total[:3])
+    x[free] += np.array(t, dtype=np.float64)

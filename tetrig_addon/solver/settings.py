@@ -1,0 +1,143 @@
+"""What one frame of simulation is asked to do: ``SimSettings`` (read once per step, never from
+globals) and the material conversions that turn its moduli into element stiffnesses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import TetRigInputError
+
+# Material models. "XPBD" is the identifier saved in .blend files since TetRig 0.1, when the
+# tet-edge springs were solved with XPBD; it stays so that saved files keep their setting.
+MODE_SPRINGS = "XPBD"
+MODE_CONTINUUM = "CONTINUUM"
+MODE_PBD = "PBD"
+MODES = (MODE_SPRINGS, MODE_CONTINUUM, MODE_PBD)
+
+# Simulation steps per second that ``substeps_for`` aims at by default: 10 per frame at 24 fps,
+# and a whole number at 12, 24, 30, 48, 60 and 120 fps, so those frame rates take identical steps.
+DEFAULT_STEPS_PER_SECOND = 240.0
+
+# A spring network (springs along every tet edge, each of stiffness k = E_s·V_e/l², edge directions
+# spread evenly) has the Lamé parameters λ = μ = E_s/15 (a Cauchy solid: W = ½·E_s·⟨(nᵀεn)²⟩ with
+# ⟨nᵢnⱼnₖnₗ⟩ = (δᵢⱼδₖₗ + δᵢₖδⱼₗ + δᵢₗδⱼₖ)/15), so its Young's modulus is E_s/6 (ν = 1/4).
+SPRING_NETWORK_LAME_SHARE = 15.0
+# Without volume constraints the network's ν is 1/4: E_s = 6·E gives Young's modulus E.
+SPRING_NETWORK_YOUNG_SHARE = 6.0
+# Floor of the volume energy's modulus, as a share of K, when the springs alone already hold more
+# than the asked bulk modulus (ν < 1/4): the volume term still undoes inverted tets.
+MIN_VOLUME_SHARE = 1e-3
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """Per-frame simulation settings.
+
+    Attributes:
+        mode: ``MODE_SPRINGS`` (tet-edge springs + tet volumes calibrated to E and K, the default),
+            ``MODE_CONTINUUM`` (corotated finite-element tets: the material's own E and K on any
+            cage) or ``MODE_PBD`` (the seed's Chaos spring, stiffness k ∈ [0, 1] per substep).
+        youngs_modulus: E [Pa].
+        use_volume: whether the springs get the tet volume energy (it also undoes inverted tets).
+        volume_stiffness: K [Pa], the bulk modulus.
+        stiffness: PBD stiffness k ∈ [0, 1] (PBD mode): the share of an edge's error one substep
+            would correct alone; it depends on the substep count, as in the seed.
+        damping: velocity damping rate [1/s]; velocities decay as exp(−damping·t).
+        substeps: simulation steps per frame (≥ 1); the Blender layer derives it from a rate in
+            steps per second (``substeps_for``), so frame rates share the same step.
+        iterations: block-descent sweeps per substep (≥ 1).
+        gravity: float [3] [m/s²], world space.
+        ground_height: world z of the ground plane [m], or ``None`` for no ground.
+        ground_friction: kinetic Coulomb friction coefficient μ_k of the ground (≥ 0).
+        ground_static_friction: static coefficient μ_s of the ground (≥ μ_k).
+        max_speed: speed limit of every control point [m/s] (seed 001).
+        goal_stiffness: k [N/(m·kg)] = [1/s²] per kilogram: a point of goal weight g swings about
+            its goal at √(g·k)/2π Hz whatever its mass (seed 001's spring to the animated target).
+        goal_damping: [1/s], decay rate of a goal point's velocity relative to its goal's, times
+            its goal weight.
+
+    Raises (``validated``):
+        TetRigInputError: a value out of range, with a message for the user.
+    """
+
+    mode: str = MODE_SPRINGS
+    youngs_modulus: float = 1e5
+    use_volume: bool = True
+    volume_stiffness: float = 1e6
+    stiffness: float = 1.0
+    damping: float = 1.0
+    substeps: int = 10
+    iterations: int = 1
+    gravity: tuple = (0.0, 0.0, -9.81)
+    ground_height: float | None = None
+    ground_friction: float = 0.5
+    ground_static_friction: float = 0.6
+    max_speed: float = 100.0
+    goal_stiffness: float = 400.0
+    goal_damping: float = 5.0
+
+    def validated(self) -> "SimSettings":
+        """Return self after checking ranges; raises TetRigInputError with a user-facing message."""
+        if self.mode not in MODES:
+            raise TetRigInputError(f"Unknown solver mode {self.mode!r}; use one of {MODES}.")
+        if self.substeps < 1 or self.iterations < 1:
+            raise TetRigInputError("Substeps and iterations must be at least 1.")
+        if not (self.youngs_modulus > 0.0 and self.volume_stiffness > 0.0):
+            raise TetRigInputError("Stiffness must be positive.")
+        if not 0.0 <= self.stiffness <= 1.0:
+            raise TetRigInputError("PBD stiffness must be between 0 and 1.")
+        if not self.damping >= 0.0:
+            raise TetRigInputError("Damping must be zero or positive.")
+        if not self.max_speed > 0.0:
+            raise TetRigInputError("Maximum speed must be positive.")
+        if not 0.0 <= self.ground_friction <= self.ground_static_friction:
+            raise TetRigInputError("Ground friction must be zero or positive, and the static "
+                                   "friction at least the sliding friction.")
+        if not (self.goal_stiffness >= 0.0 and self.goal_damping >= 0.0):
+            raise TetRigInputError("Goal stiffness and goal damping must be zero or positive.")
+        if self.mode == MODE_CONTINUUM:
+            lame_parameters(self.youngs_modulus, self.volume_stiffness)
+        return self
+
+
+def substeps_for(steps_per_second: float, frame_dt: float) -> int:
+    """Substeps per frame for a rate [steps/s] and a frame duration [s]: the nearest whole number,
+    at least 1. At 240 steps/s: 20 at 12 fps, 10 at 24 fps, 4 at 60 fps (the same step each).
+
+    Raises:
+        TetRigInputError: a rate or frame duration that is not positive.
+    """
+    if not (steps_per_second > 0.0 and frame_dt > 0.0):
+        raise TetRigInputError("Steps per second and the frame rate must be positive.")
+    return max(1, int(round(steps_per_second * frame_dt)))
+
+
+def lame_parameters(youngs_modulus: float, bulk_modulus: float) -> tuple[float, float]:
+    """Lamé parameters (μ, λ) [Pa] of the material with Young's modulus E and bulk modulus K:
+    μ = 3KE/(9K − E), λ = K − 2μ/3 (Poisson's ratio ν = (3K − E)/(6K)).
+
+    Raises:
+        TetRigInputError: E or K not positive, or K ≤ E/3 (ν ≤ 0: λ would not be positive).
+    """
+    if not (youngs_modulus > 0.0 and bulk_modulus > 0.0):
+        raise TetRigInputError("Stiffness and volume stiffness must be positive.")
+    if not bulk_modulus > youngs_modulus / 3.0:
+        raise TetRigInputError(
+            f"The continuum model needs a volume stiffness above a third of the stiffness "
+            f"({youngs_modulus / 3.0:.4g} Pa); got {bulk_modulus:.4g} Pa.")
+    mu = 3.0 * bulk_modulus * youngs_modulus / (9.0 * bulk_modulus - youngs_modulus)
+    return mu, bulk_modulus - 2.0 * mu / 3.0
+
+
+def spring_moduli(settings: SimSettings) -> tuple[float, float]:
+    """(E_s, K_v) [Pa]: the spring modulus of the tet edges (stiffness k = E_s·V_e/l₀²) and the
+    volume energy's modulus, such that springs plus volume have the material's Young's modulus E
+    and bulk modulus K: μ = 3KE/(9K − E), λ = K − 2μ/3, E_s = 15·μ, K_v = λ − μ (floored at
+    ``MIN_VOLUME_SHARE``·K). Without volume E_s = 6·E. Exact for evenly spread edge directions.
+    """
+    e, k = settings.youngs_modulus, settings.volume_stiffness
+    if not settings.use_volume or 9.0 * k <= e:
+        return SPRING_NETWORK_YOUNG_SHARE * e, k
+    mu = 3.0 * k * e / (9.0 * k - e)
+    lam = k - 2.0 * mu / 3.0
+    return SPRING_NETWORK_LAME_SHARE * mu, max(lam - mu, MIN_VOLUME_SHARE * k)
