@@ -42,7 +42,7 @@ class ContinuumPlan:
         active: whether the mode is the continuum model.
         mu_volumes: float64 [tet_count] [N·m], μ·V₀.
         lambda_volumes: float64 [tet_count] [N·m], λ·V₀.
-        shape_vectors: float64 [tet_count, 4, 3] [1/m], bⱼ for each corner.
+        shape_vectors: float64 [tet_count, 4, 3] [1/m], bⱼ for each corner (empty when inactive).
     """
 
     active: bool
@@ -53,11 +53,11 @@ class ContinuumPlan:
 
 def plan(model: Model, settings: SimSettings) -> ContinuumPlan:
     """The continuum tets' coefficients (zero outside the continuum mode)."""
-    rows = model.inverse_rest_shapes  # [t, 3, 3]: row j−1 is bⱼ
-    vectors = np.concatenate([-rows.sum(1, keepdims=True), rows], axis=1)
     if settings.mode != MODE_CONTINUUM:
         zero = np.zeros(model.tet_count)
-        return ContinuumPlan(False, zero, zero, vectors)
+        return ContinuumPlan(False, zero, zero, np.zeros((0, 4, 3)))
+    rows = model.inverse_rest_shapes  # [t, 3, 3]: row j−1 is bⱼ
+    vectors = np.concatenate([-rows.sum(1, keepdims=True), rows], axis=1)
     mu, lam = lame_parameters(settings.youngs_modulus, settings.volume_stiffness)
     volumes = absolute(model.rest_volumes)
     return ContinuumPlan(True, mu * volumes, lam * volumes, vectors)

@@ -72,9 +72,28 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
         if use_kernel is None:
             use_kernel = backend.kernel_ready()
         compiled = backend.kernel() if use_kernel else None
-    plans = (edges.plan(model, settings, sim_dt), volumes.plan(model, settings),
-             continuum.plan(model, settings), goal_springs.plan(model, settings, sim_dt, goals),
+    plans = (*_material_plans(model, settings, sim_dt), goal_springs.plan(model, settings, sim_dt, goals),
              contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled))
     if compiled is not None:
         return compiled.advance(model, state, settings, frame_dt, *plans)
     return reference.advance(model, state, settings, frame_dt, *plans)
+
+
+# The material plans of the last few (model, settings, step) asked for: they depend on nothing
+# else, and a 65k-tet cage spends milliseconds building them (frames repeat the same ones).
+_PLAN_CACHE_SIZE = 4
+_plan_cache: dict[tuple, tuple] = {}
+
+
+def _material_plans(model: Model, settings: SimSettings, sim_dt: float) -> tuple:
+    """(edge, volume, continuum) plans of ``model`` for ``settings`` and the step ``sim_dt``."""
+    key = (id(model), settings, sim_dt)
+    cached = _plan_cache.get(key)
+    if cached is not None and cached[0] is model:  # the same object, not a new one at a reused id
+        return cached[1]
+    plans = (edges.plan(model, settings, sim_dt), volumes.plan(model, settings),
+             continuum.plan(model, settings))
+    if len(_plan_cache) >= _PLAN_CACHE_SIZE:
+        _plan_cache.pop(next(iter(_plan_cache)))
+    _plan_cache[key] = (model, plans)
+    return plans

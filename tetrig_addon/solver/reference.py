@@ -20,8 +20,9 @@ from .model import Model, State
 from .settings import SimSettings
 from .volumes import VolumePlan
 
-# Newton steps of a point's local solve when it is part of a contact: a penalty that switches on or
-# off during the step would otherwise be missed until the next substep (same in the kernel).
+# Newton steps of a point's local solve, at most, when it is near a contact: another step is taken
+# while the last one moved one of its contacts into or out of contact (the penalty is piecewise
+# quadratic, so a step that crosses the switch is not the minimum). The same in the kernel.
 CONTACT_NEWTON_STEPS = 3
 
 
@@ -69,13 +70,15 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
             colours = range(topo.color_count) if sweep % 2 == 0 else range(topo.color_count - 1, -1, -1)
             for c in colours:
                 points = topo.color_points[topo.color_offsets[c]:topo.color_offsets[c + 1]].astype(np.int64)
-                _local_solve(model, x, y, q, points, h2, goal, p_start, near, eps, edge_plan,
-                             volume_plan, continuum_plan, goal_plan, contact_plan)
-                touching = points[point_near[points]]
+                switched = _local_solve(model, x, y, q, points, h2, goal, p_start, near, eps,
+                                        edge_plan, volume_plan, continuum_plan, goal_plan, contact_plan)
+                again = points[switched & point_near[points]]
                 for _ in range(CONTACT_NEWTON_STEPS - 1):
-                    if touching.shape[0]:
-                        _local_solve(model, x, y, q, touching, h2, goal, p_start, near, eps,
-                                     edge_plan, volume_plan, continuum_plan, goal_plan, contact_plan)
+                    if again.shape[0] == 0:
+                        break
+                    switched = _local_solve(model, x, y, q, again, h2, goal, p_start, near, eps,
+                                            edge_plan, volume_plan, continuum_plan, goal_plan, contact_plan)
+                    again = again[switched]
         v[free] = (x[free] - x_prev[free]) / h
         v[~free] = goal_velocity[~free]
     return State(x, v, q)
@@ -126,9 +129,10 @@ def _local_solve(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, poin
                  h2: float, goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float,
                  edge_plan: EdgePlan,
                  volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
-                 contact_plan: ContactPlan) -> None:
+                 contact_plan: ContactPlan) -> np.ndarray:
     """One Newton step of every point of ``points`` (which share no element) on its local
-    incremental potential; moves them in place."""
+    incremental potential; moves them in place. Returns bool [len(points)]: whether the step moved
+    one of the point's near contacts into or out of contact."""
     topo = model.topology
     count = points.shape[0]
     mh = model.masses[points] / h2
@@ -164,18 +168,35 @@ def _local_solve(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, poin
     f0, f1, f2, s = goals.force(d[:, 0], d[:, 1], d[:, 2], stiffness)
     total[0], total[1], total[2] = total[0] + f0, total[1] + f1, total[2] + f2
     total[3], total[6], total[8] = total[3] + s, total[6] + s, total[8] + s
+    rows = slots = ids = corners = np.zeros(0, dtype=np.int64)
     if contact_plan.contact_count:
         rows, slots = _rows(contact_plan.point_offsets, points)
         ids = contact_plan.point_contacts[rows]
         keep = near[ids]
         rows, slots, ids = rows[keep], slots[keep], ids[keep]
+        corners = contact_plan.point_corners[rows]
         if rows.shape[0]:
-            corners = contact_plan.point_corners[rows]
             _accumulate(total, _contact_force(x, contact_plan, p_start, eps, ids,
                                               contact_plan.weights[ids, corners],
                                               contact_plan.shares[ids, corners]), slots, count)
-    dx = solve_symmetric(*total[3:], *total[:3])
-    x[points] += np.stack(dx, axis=1)
+    dx = np.stack(solve_symmetric(*total[3:], *total[:3]), axis=1)
+    x[points] += dx
+    return _contacts_switched(x, contact_plan, ids, corners, slots, dx, count)
+
+
+def _contacts_switched(x: np.ndarray, plan: ContactPlan, ids: np.ndarray, corners: np.ndarray,
+                       slots: np.ndarray, dx: np.ndarray, count: int) -> np.ndarray:
+    """bool [count]: whether each point's step ``dx`` moved one of its near contacts (rows
+    ``ids``/``corners`` of the point at ``slots``) into or out of contact."""
+    w = plan.weights[ids]
+    xs = x[plan.indices[ids]]
+    p = w[:, 0, None] * xs[:, 0] + w[:, 1, None] * xs[:, 1] + w[:, 2, None] * xs[:, 2] + w[:, 3, None] * xs[:, 3]
+    n, s, depth = plan.normals[ids], plan.surfaces[ids], plan.depths[ids]
+    after = n[:, 0] * (p[:, 0] - s[:, 0]) + n[:, 1] * (p[:, 1] - s[:, 1]) + n[:, 2] * (p[:, 2] - s[:, 2])
+    d = dx[slots]
+    before = after - plan.weights[ids, corners] * (n[:, 0] * d[:, 0] + n[:, 1] * d[:, 1] + n[:, 2] * d[:, 2])
+    flipped = ((before < 0.0) & (before > -depth)) != ((after < 0.0) & (after > -depth))
+    return np.bincount(slots[flipped], minlength=count) > 0
 
 
 def _contact_force(x: np.ndarray, plan: ContactPlan, p_start: np.ndarray, eps: float,
