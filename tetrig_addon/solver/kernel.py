@@ -258,6 +258,34 @@ _threads_help = False
 _FAST = {"contract", "arcp", "nsz", "reassoc"}
 
 
+@njit(inline="always")
+def _inertia_and_springs(i, xi0, xi1, xi2, x, y, masses, rest_lengths, edge_offsets, edge_ids,
+                         edge_others, tet_offsets, tet_ids, tet_faces, edge_active, edge_k,
+                         volume_active, volume_k, six_rest, h2):
+    """Force and Hessian block (f₀, f₁, f₂, H₀₀, H₀₁, H₀₂, H₁₁, H₁₂, H₂₂) of point i at (xi0, xi1,
+    xi2) from its inertia, its edge springs and its tet volumes."""
+    mh = masses[i] / h2
+    f0, f1, f2 = -mh * (xi0 - y[i, 0]), -mh * (xi1 - y[i, 1]), -mh * (xi2 - y[i, 2])
+    h00, h01, h02, h11, h12, h22 = mh, 0.0, 0.0, mh, 0.0, mh
+    if edge_active:
+        for r in range(edge_offsets[i], edge_offsets[i + 1]):
+            e, o = edge_ids[r], edge_others[r]
+            a0, a1, a2, b00, b01, b02, b11, b12, b22 = _edge_force(
+                xi0 - x[o, 0], xi1 - x[o, 1], xi2 - x[o, 2], rest_lengths[e], edge_k[e])
+            f0 += a0; f1 += a1; f2 += a2  # noqa: E702
+            h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+    if volume_active:
+        for r in range(tet_offsets[i], tet_offsets[i + 1]):
+            t = tet_ids[r]
+            pa, pb, pc = tet_faces[r, 0], tet_faces[r, 1], tet_faces[r, 2]
+            a0, a1, a2, b00, b01, b02, b11, b12, b22 = _volume_force(
+                x[pa, 0], x[pa, 1], x[pa, 2], x[pb, 0], x[pb, 1], x[pb, 2], x[pc, 0], x[pc, 1],
+                x[pc, 2], xi0, xi1, xi2, six_rest[t], volume_k[t])
+            f0 += a0; f1 += a1; f2 += a2  # noqa: E702
+            h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+    return f0, f1, f2, h00, h01, h02, h11, h12, h22
+
+
 @njit(cache=True, fastmath=_FAST)
 def _solve_colour(points, x, y, q, masses, rest_lengths, tets, edge_offsets, edge_ids, edge_others,
                   tet_offsets, tet_ids, tet_corners, tet_faces, edge_active, edge_k, volume_active,
@@ -272,27 +300,11 @@ def _solve_colour(points, x, y, q, masses, rest_lengths, tets, edge_offsets, edg
             continue
         steps = newton_steps if point_near[i] else 1
         for step in range(steps):
-            mh = masses[i] / h2
             xi0, xi1, xi2 = x[i, 0], x[i, 1], x[i, 2]
-            f0, f1, f2 = -mh * (xi0 - y[i, 0]), -mh * (xi1 - y[i, 1]), -mh * (xi2 - y[i, 2])
-            h00, h01, h02, h11, h12, h22 = mh, 0.0, 0.0, mh, 0.0, mh
-            if edge_active:
-                for r in range(edge_offsets[i], edge_offsets[i + 1]):
-                    e, o = edge_ids[r], edge_others[r]
-                    a0, a1, a2, b00, b01, b02, b11, b12, b22 = _edge_force(
-                        xi0 - x[o, 0], xi1 - x[o, 1], xi2 - x[o, 2], rest_lengths[e], edge_k[e])
-                    f0 += a0; f1 += a1; f2 += a2  # noqa: E702
-                    h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
-            if volume_active:
-                for r in range(tet_offsets[i], tet_offsets[i + 1]):
-                    t = tet_ids[r]
-                    pa, pb, pc = tet_faces[r, 0], tet_faces[r, 1], tet_faces[r, 2]
-                    a0, a1, a2, b00, b01, b02, b11, b12, b22 = _volume_force(
-                        x[pa, 0], x[pa, 1], x[pa, 2], x[pb, 0], x[pb, 1], x[pb, 2], x[pc, 0], x[pc, 1],
-                        x[pc, 2], xi0, xi1, xi2, six_rest[t], volume_k[t])
-                    f0 += a0; f1 += a1; f2 += a2  # noqa: E702
-                    h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
-            elif continuum_active:
+            f0, f1, f2, h00, h01, h02, h11, h12, h22 = _inertia_and_springs(
+                i, xi0, xi1, xi2, x, y, masses, rest_lengths, edge_offsets, edge_ids, edge_others,
+                tet_offsets, tet_ids, tet_faces, edge_active, edge_k, volume_active, volume_k, six_rest, h2)
+            if continuum_active:
                 for r in range(tet_offsets[i], tet_offsets[i + 1]):
                     t = tet_ids[r]
                     corner = tet_corners[r]
@@ -350,26 +362,10 @@ def _solve_colour_material(points, x, y, masses, rest_lengths, edge_offsets, edg
         i = points[slot]
         if point_near[i] or goal_k[i] > 0.0:
             continue
-        mh = masses[i] / h2
         xi0, xi1, xi2 = x[i, 0], x[i, 1], x[i, 2]
-        f0, f1, f2 = -mh * (xi0 - y[i, 0]), -mh * (xi1 - y[i, 1]), -mh * (xi2 - y[i, 2])
-        h00, h01, h02, h11, h12, h22 = mh, 0.0, 0.0, mh, 0.0, mh
-        if edge_active:
-            for r in range(edge_offsets[i], edge_offsets[i + 1]):
-                e, o = edge_ids[r], edge_others[r]
-                a0, a1, a2, b00, b01, b02, b11, b12, b22 = _edge_force(
-                    xi0 - x[o, 0], xi1 - x[o, 1], xi2 - x[o, 2], rest_lengths[e], edge_k[e])
-                f0 += a0; f1 += a1; f2 += a2  # noqa: E702
-                h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
-        if volume_active:
-            for r in range(tet_offsets[i], tet_offsets[i + 1]):
-                t = tet_ids[r]
-                pa, pb, pc = tet_faces[r, 0], tet_faces[r, 1], tet_faces[r, 2]
-                a0, a1, a2, b00, b01, b02, b11, b12, b22 = _volume_force(
-                    x[pa, 0], x[pa, 1], x[pa, 2], x[pb, 0], x[pb, 1], x[pb, 2], x[pc, 0], x[pc, 1],
-                    x[pc, 2], xi0, xi1, xi2, six_rest[t], volume_k[t])
-                f0 += a0; f1 += a1; f2 += a2  # noqa: E702
-                h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+        f0, f1, f2, h00, h01, h02, h11, h12, h22 = _inertia_and_springs(
+            i, xi0, xi1, xi2, x, y, masses, rest_lengths, edge_offsets, edge_ids, edge_others,
+            tet_offsets, tet_ids, tet_faces, edge_active, edge_k, volume_active, volume_k, six_rest, h2)
         d0, d1, d2 = _solve(h00, h01, h02, h11, h12, h22, f0, f1, f2)
         x[i, 0] = xi0 + d0
         x[i, 1] = xi1 + d1
