@@ -9,6 +9,7 @@ waits for it. When Numba cannot be imported, the NumPy reference runs: the same 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -30,11 +31,34 @@ _compile_seconds: float | None = None
 
 
 def configure(cache_dir: str | None) -> None:
-    """Put Numba's on-disk cache in ``cache_dir`` (created if missing). Call before the kernel is
-    first loaded (Numba reads the setting when it is imported)."""
+    """Put Numba's on-disk cache under ``cache_dir``, in a folder named for the solver's sources
+    (``source_fingerprint``), created if missing. Call before the kernel is first loaded (Numba
+    reads the setting when it is imported).
+
+    Numba's own check of a cache entry looks at the modification time of the kernel's file only,
+    not at the formula modules it inlines: a new version of one of those would load old machine
+    code (measured: a segmentation fault). A folder per set of sources cannot be stale."""
     if cache_dir:
-        os.makedirs(cache_dir, exist_ok=True)
-        os.environ["NUMBA_CACHE_DIR"] = cache_dir
+        path = os.path.join(cache_dir, source_fingerprint())
+        os.makedirs(path, exist_ok=True)
+        os.environ["NUMBA_CACHE_DIR"] = path
+
+
+def source_fingerprint() -> str:
+    """16 hex digits from the contents of every module of the solver package (the kernel and the
+    formulas it compiles) and the installed Numba's version."""
+    digest = hashlib.blake2b(digest_size=8)
+    folder = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as handle:
+                digest.update(name.encode() + b"\0" + handle.read())
+    try:
+        from importlib.metadata import version
+        digest.update(version("numba").encode())
+    except Exception:  # no numba (the reference runs) or no metadata: the sources still count
+        pass
+    return digest.hexdigest()
 
 
 def _load() -> None:
