@@ -59,6 +59,16 @@ def _poll() -> float | None:
     return None
 
 
+def wait_in_background() -> None:
+    """Without a UI (``blender -b``: batch bakes, command-line renders) nobody watches the frames
+    go by: wait for the compile rather than step them with the slower NumPy solver first."""
+    if bpy.app.background and backend.compiling():
+        print("TetRig: compiling the solver for this computer (first run only, a few seconds)")
+        backend.warm_up()
+        if backend.kernel_ready():
+            print(f"TetRig: compiled solver ready ({backend.load_seconds():.1f} s)")
+
+
 def register() -> None:
     backend.configure(cache_dir())
     backend.warm_up(background=True)

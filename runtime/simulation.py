@@ -19,7 +19,7 @@ import numpy as np
 from ..tetrig_addon import solver
 from ..tetrig_addon.binding import blend_matrix, control_point_goal_weights, pinned_control_points
 from ..tetrig_addon.timeline import FrameCache
-from . import bake_store, binding_store, cage_object, mesh_io, scene_inputs
+from . import bake_store, binding_store, cage_object, compiled_solver, mesh_io, scene_inputs
 from .properties import object_settings, ROLE_SOURCE
 
 # A vertex is pinned when its weight in the pin group is at least this.
@@ -246,6 +246,7 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
     dt = frame_dt(scene)
+    compiled_solver.wait_in_background()
     # reading the current frame's inputs first lets an edit since the last visit drop the cache
     scene_inputs.inputs_at(obj, scene, scene.frame_current, depsgraph, prepared.follows)
     key = (prepared.key, settings, dt, scene.frame_start, scene_inputs.version(obj))

@@ -6,8 +6,9 @@
    runs the script (for instance ``blender -b scene.blend --python scripts/batch.py``) — that
    installed package is used, whatever its module name (``bl_ext.user_default.tetrig``, ...).
 2. Otherwise the repository this file lives in is imported as the package ``tetrig``, the way
-   Blender imports an extension and the way ``tests/conftest.py`` does: a temporary folder holds a
-   symlink ``tetrig`` → repository root and goes first on ``sys.path``; then ``register()`` runs.
+   Blender imports an extension and the way ``tests/conftest.py`` does: a folder in the temporary
+   directory, the same one for every run from this checkout (``_link_dir``), holds a symlink
+   ``tetrig`` → repository root and goes first on ``sys.path``; then ``register()`` runs.
    Where symlinks are not allowed (Windows without developer mode) the package is imported
    straight from the root's ``__init__.py`` under the same name instead.
 
@@ -16,12 +17,11 @@ It works the same in the ``blender`` program and in the ``bpy`` module from PyPI
 
 from __future__ import annotations
 
-import atexit
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -51,15 +51,37 @@ def registered_package_name() -> str | None:
     return probe.__module__.rpartition(".operators.")[0] or None
 
 
+def _link_dir() -> str:
+    """A folder holding the symlink ``tetrig`` → the repository, the same for every run from this
+    checkout: the compiled solver's cache is found by its source files' paths, so a new folder per
+    run would compile it again each time (seconds per batch job).
+
+    Raises:
+        OSError: symlinks are not allowed here.
+    """
+    digest = hashlib.blake2b(str(REPO_ROOT).encode(), digest_size=6).hexdigest()
+    link_dir = os.path.join(tempfile.gettempdir(), f"tetrig-addon-{digest}")
+    link = os.path.join(link_dir, PACKAGE_NAME)
+    os.makedirs(link_dir, exist_ok=True)
+    if os.path.realpath(link) != os.path.realpath(REPO_ROOT):
+        if os.path.lexists(link):
+            os.remove(link)
+        try:
+            os.symlink(REPO_ROOT, link, target_is_directory=True)
+        except FileExistsError:  # another process made it at the same moment
+            pass
+    if os.path.realpath(link) != os.path.realpath(REPO_ROOT):
+        raise OSError(f"{link} does not lead to {REPO_ROOT}")
+    return link_dir
+
+
 def _import_repository() -> ModuleType:
     """Import the repository root as the package ``tetrig`` (not registered yet)."""
     existing = sys.modules.get(PACKAGE_NAME)
     if existing is not None:
         return existing
-    link_dir = tempfile.mkdtemp(prefix="tetrig-addon-")
-    atexit.register(shutil.rmtree, link_dir, True)
     try:
-        os.symlink(REPO_ROOT, os.path.join(link_dir, PACKAGE_NAME), target_is_directory=True)
+        link_dir = _link_dir()
     except OSError:
         spec = importlib.util.spec_from_file_location(
             PACKAGE_NAME, REPO_ROOT / "__init__.py", submodule_search_locations=[str(REPO_ROOT)])

@@ -278,6 +278,9 @@ def run(args: argparse.Namespace) -> str:
     except errors.TetRigInputError as exc:
         raise DemoError(f"{label}: {exc}") from exc
     print(f"{PREFIX}: {report.message(obj.name)}", flush=True)
+    # the solver compiles once per computer (a few seconds, kept in a cache): before the timing
+    backend = _addon_loader.submodule(addon, "tetrig_addon.solver.backend")
+    backend.warm_up()
     with _addon_loader.handler_errors_raised():
         stats = simulate(obj)
     warning = _addon_loader.submodule(addon, "runtime.simulation").status(obj)
@@ -298,6 +301,9 @@ def run(args: argparse.Namespace) -> str:
         ("cage build + bind", f"{report.seconds * 1000:.0f} ms"),
         ("simulation", f"frames {FIRST_FRAME}-{LAST_FRAME} at {FPS} fps, "
                        f"{stats.seconds_per_frame * 1000:.1f} ms/frame (mean)"),
+        ("solver", backend.status() + (f", loaded in {backend.load_seconds():.1f} s (compiled on the "
+                                        "first run, then read from its cache)"
+                                        if backend.load_seconds() is not None else "")),
         ("lowest vertex z", f"{stats.lowest_z:+.4f} m (ground at {GROUND_HEIGHT:g} m, "
                             f"rest at {GROUND_HEIGHT + DROP_HEIGHT:g} m)"),
         (f"moved {LAST_FRAME - 1}→{LAST_FRAME}",
