@@ -280,6 +280,9 @@ def test_zip_installs_into_a_temporary_user_folder_and_runs(linux_zips: dict[str
     for name, version in expected.items():
         assert report[name][0] == version and report[name][2], report  # from the extension's site-packages
     assert report["njit"][0] == 10.0, report  # a trivial @numba.njit function compiles and runs
+    # TetRig's own kernel runs, compiled by the bundled numba into the extension's user folder
+    assert report["solver"][0] == "Numba" and report["solver"][1].startswith("Numba"), report
+    assert report["solver"][3].startswith(str(tmp_path / "user")), report
     assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
     # it went into the temporary user folder, not the machine's real config
     extensions = tmp_path / "user" / "extensions"

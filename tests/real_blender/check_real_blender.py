@@ -195,6 +195,8 @@ def test_python313_zip_installs_enables_and_its_numba_compiles(linux_zips: dict[
     assert report["numba"][0] == "0.68.1" and report["numba"][2], report
     assert report["llvmlite"][0] == "0.50.0" and report["llvmlite"][2], report
     assert report["njit"][0] == 10.0, report
+    # TetRig's own kernel, compiled by the bundled numba in this Blender, cached in the user folder
+    assert report["solver"][0] == "Numba", report
     # SciPy imports (Blender 4.3 puts the extensions' site-packages last on sys.path, so Debian's
     # own SciPy, built for Debian's NumPy, is the one used there)
     assert isinstance(report["scipy"], list), report

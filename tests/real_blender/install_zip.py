@@ -6,8 +6,8 @@ one, ``make real-blender-check``, or the bpy module, ``tests/test_packaging.py``
 Run with BLENDER_USER_RESOURCES set to a temporary folder: the zip goes into its user extensions,
 never the machine's real config. Writes OUT.json: whether the install finished and the add-on is
 enabled (or the error Blender gave), where SciPy, numba and llvmlite were imported from, whether a
-trivial ``@numba.njit`` function compiles and runs, and whether a Suzanne dropped on the ground
-falls. With ``--bundled-only`` those three packages may come from the extension's own
+trivial ``@numba.njit`` function compiles and runs, which solver TetRig runs (its compiled kernel,
+and where its cache is), and whether a Suzanne dropped on the ground falls. With ``--bundled-only`` those three packages may come from the extension's own
 site-packages only: a system SciPy (Debian's Blender has one) or a venv's (the bpy module puts the
 extensions' site-packages after the venv's) is then not used.
 """
@@ -88,6 +88,16 @@ except Exception as ex:  # noqa: BLE001
 if result["enabled"]:
     prefs = bpy.context.preferences.addons["bl_ext.user_default.tetrig"].preferences
     result["preferences"] = type(prefs).__name__
+    try:  # the add-on's own solver: compiled with the bundled numba, cached in its user folder
+        import importlib
+
+        backend = importlib.import_module("bl_ext.user_default.tetrig.tetrig_addon.solver.backend")
+        start = time.perf_counter()
+        backend.warm_up()
+        result["solver"] = [backend.name(), backend.status(), round(time.perf_counter() - start, 2),
+                            os.environ.get("NUMBA_CACHE_DIR", "")]
+    except Exception:  # noqa: BLE001
+        result["solver"] = traceback.format_exc()
     try:
         bpy.ops.mesh.primitive_monkey_add(location=(0, 0, 1))
         obj = bpy.context.active_object
