@@ -66,7 +66,8 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     _frame(x, v, q, model.masses, model.inverse_masses, model.edges, model.rest_lengths, model.tets,
            t.color_points, t.color_offsets, t.edge_offsets, t.edge_ids, t.edge_others,
            t.tet_offsets, t.tet_ids, t.tet_corners, t.tet_faces, t.boundary_edges, t.boundary_tets,
-           edge_plan.active, edge_plan.stiffness, volume_plan.active, volume_plan.stiffness,
+           t.components, t.component_count, edge_plan.active, edge_plan.stiffness, volume_plan.active,
+           volume_plan.stiffness,
            volume_plan.six_rest_volumes, continuum_plan.active, continuum_plan.mu_volumes,
            continuum_plan.lambda_volumes, continuum_plan.shape_vectors,
            goal_plan.stiffness, goal_plan.damping, goal_plan.start, goal_plan.end,
@@ -83,7 +84,8 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
 def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
            color_points, color_offsets, edge_offsets, edge_ids, edge_others,
            tet_offsets, tet_ids, tet_corners, tet_faces, boundary_edges, boundary_tets,
-           edge_active, edge_k, volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v,
+           components, component_count, edge_active, edge_k, volume_active, volume_k, six_rest,
+           continuum_active, mu_v, lam_v,
            shape_vectors, goal_k, goal_damping, goal_start, goal_end,
            c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids, c_corners,
            c_free_w, c_free_share, gravity, frame_dt, substeps, iterations, damping, max_speed,
@@ -154,7 +156,8 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
             any_near = any_near or near[ci]
         for _ in range(newton_steps if any_near else 1):
             _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_edges,
-                         boundary_tets, edge_active, edge_k, volume_active, volume_k, six_rest,
+                         boundary_tets, components, component_count, edge_active, edge_k,
+                         volume_active, volume_k, six_rest,
                          continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w, c_n,
                          c_s, c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near, p_start,
                          h2, eps)
@@ -374,34 +377,33 @@ def _solve_colour_material(points, x, y, masses, rest_lengths, edge_offsets, edg
 
 @njit(cache=True)
 def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_edges, boundary_tets,
-                 edge_active, edge_k, volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v,
-                 shape_vectors, goal_k, goal, c_idx, c_w, c_n, c_s, c_depth, c_k, c_mus, c_muk,
-                 c_free_w, c_free_share, near, p_start, h2, eps):
-    """One Newton step on a uniform translation of all free points (in place)."""
-    f0 = f1 = f2 = 0.0
-    h00 = h01 = h02 = h11 = h12 = h22 = 0.0
-    any_free = False
+                 components, component_count, edge_active, edge_k, volume_active, volume_k, six_rest,
+                 continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w, c_n, c_s,
+                 c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near, p_start, h2, eps):
+    """One Newton step on a uniform translation of each body (component) of free points (in
+    place): its inertia, goals, contacts and the elements tying it to kinematic points."""
+    if component_count == 0:
+        return
+    total = np.zeros((component_count, 9))
     for i in range(x.shape[0]):
-        if inv[i] > 0.0:
-            any_free = True
+        c = components[i]
+        if c >= 0:
             mh = masses[i] / h2
             a0, a1, a2, sg = _goal_force(x[i, 0] - goal[i, 0], x[i, 1] - goal[i, 1], x[i, 2] - goal[i, 2],
                                          goal_k[i])
-            f0 += -mh * (x[i, 0] - y[i, 0]) + a0
-            f1 += -mh * (x[i, 1] - y[i, 1]) + a1
-            f2 += -mh * (x[i, 2] - y[i, 2]) + a2
-            h00 += mh + sg; h11 += mh + sg; h22 += mh + sg  # noqa: E702
-    if not any_free:
-        return
+            total[c, 0] += -mh * (x[i, 0] - y[i, 0]) + a0
+            total[c, 1] += -mh * (x[i, 1] - y[i, 1]) + a1
+            total[c, 2] += -mh * (x[i, 2] - y[i, 2]) + a2
+            total[c, 3] += mh + sg
+            total[c, 6] += mh + sg
+            total[c, 8] += mh + sg
     if edge_active:
         for e in boundary_edges:
             i, j = edge_ends[e, 0], edge_ends[e, 1]
             if inv[i] == 0.0:
                 i, j = j, i
-            a0, a1, a2, b00, b01, b02, b11, b12, b22 = _edge_force(
-                x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2], rest_lengths[e], edge_k[e])
-            f0 += a0; f1 += a1; f2 += a2  # noqa: E702
-            h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+            _add9(total, components[i], _edge_force(
+                x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2], rest_lengths[e], edge_k[e]))
     if volume_active or continuum_active:
         for t in boundary_tets:
             a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
@@ -409,36 +411,47 @@ def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_e
             mb = 1.0 if inv[b] > 0.0 else 0.0
             mc = 1.0 if inv[c] > 0.0 else 0.0
             md = 1.0 if inv[d] > 0.0 else 0.0
+            body = max(components[a], components[b], components[c], components[d])
             if volume_active:
-                a0, a1, a2, b00, b01, b02, b11, b12, b22 = _tet_force(
-                    x[a, 0], x[b, 0], x[c, 0], x[d, 0], x[a, 1], x[b, 1], x[c, 1], x[d, 1],
-                    x[a, 2], x[b, 2], x[c, 2], x[d, 2], ma, mb, mc, md, six_rest[t], volume_k[t])
+                part = _tet_force(x[a, 0], x[b, 0], x[c, 0], x[d, 0], x[a, 1], x[b, 1], x[c, 1], x[d, 1],
+                                  x[a, 2], x[b, 2], x[c, 2], x[d, 2], ma, mb, mc, md, six_rest[t], volume_k[t])
             else:
                 p, cof = _continuum_state(x, q, tets, t, mu_v, lam_v, shape_vectors, False)
                 sv = shape_vectors[t]
-                a0, a1, a2, b00, b01, b02, b11, b12, b22 = _corner_force(
-                    p, cof, mu_v[t], lam_v[t],
-                    ma * sv[0, 0] + mb * sv[1, 0] + mc * sv[2, 0] + md * sv[3, 0],
-                    ma * sv[0, 1] + mb * sv[1, 1] + mc * sv[2, 1] + md * sv[3, 1],
-                    ma * sv[0, 2] + mb * sv[1, 2] + mc * sv[2, 2] + md * sv[3, 2])
-            f0 += a0; f1 += a1; f2 += a2  # noqa: E702
-            h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+                part = _corner_force(p, cof, mu_v[t], lam_v[t],
+                                     ma * sv[0, 0] + mb * sv[1, 0] + mc * sv[2, 0] + md * sv[3, 0],
+                                     ma * sv[0, 1] + mb * sv[1, 1] + mc * sv[2, 1] + md * sv[3, 1],
+                                     ma * sv[0, 2] + mb * sv[1, 2] + mc * sv[2, 2] + md * sv[3, 2])
+            _add9(total, body, part)
     for ci in range(c_idx.shape[0]):
         if not near[ci]:
             continue
+        body = max(components[c_idx[ci, 0]], components[c_idx[ci, 1]], components[c_idx[ci, 2]],
+                   components[c_idx[ci, 3]])
+        if body < 0:
+            continue
         p0, p1, p2 = _contact_point(x, c_idx, c_w, ci)
-        a0, a1, a2, b00, b01, b02, b11, b12, b22 = _contact_force(
+        _add9(total, body, _contact_force(
             p0, p1, p2, p_start[ci, 0], p_start[ci, 1], p_start[ci, 2], c_s[ci, 0], c_s[ci, 1], c_s[ci, 2],
             c_n[ci, 0], c_n[ci, 1], c_n[ci, 2], c_depth[ci], c_k[ci], c_mus[ci], c_muk[ci], eps,
-            c_free_w[ci], c_free_share[ci])
-        f0 += a0; f1 += a1; f2 += a2  # noqa: E702
-        h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
-    t0, t1, t2 = _solve(h00, h01, h02, h11, h12, h22, f0, f1, f2)
+            c_free_w[ci], c_free_share[ci]))
+    shift = np.empty((component_count, 3))
+    for c in range(component_count):
+        t = total[c]
+        shift[c, 0], shift[c, 1], shift[c, 2] = _solve(t[3], t[4], t[5], t[6], t[7], t[8], t[0], t[1], t[2])
     for i in range(x.shape[0]):
-        if inv[i] > 0.0:
-            x[i, 0] += t0
-            x[i, 1] += t1
-            x[i, 2] += t2
+        c = components[i]
+        if c >= 0:
+            x[i, 0] += shift[c, 0]
+            x[i, 1] += shift[c, 1]
+            x[i, 2] += shift[c, 2]
+
+
+@njit(inline="always")
+def _add9(total, body, part):
+    """total[body] += part (a force and Hessian block, 9 values)."""
+    for k in range(9):
+        total[body, k] += part[k]
 
 
 @njit(cache=True)

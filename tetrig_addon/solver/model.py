@@ -45,6 +45,10 @@ class Topology:
         tet_faces: int32 [4·tet_count, 3], the opposite face's points (see ``TET_FACES``).
         boundary_edges: int32 [k], edges with one kinematic and one free end.
         boundary_tets: int32 [k], tets with kinematic and free corners.
+        components: int32 [particle_count], which body each free point belongs to: free points
+            joined by tets through free points only (two legs held only by a pinned hip are two
+            bodies); −1 for kinematic points.
+        component_count: how many there are.
     """
 
     color_points: np.ndarray
@@ -58,6 +62,8 @@ class Topology:
     tet_faces: np.ndarray
     boundary_edges: np.ndarray
     boundary_tets: np.ndarray
+    components: np.ndarray
+    component_count: int
 
     @property
     def color_count(self) -> int:
@@ -294,10 +300,30 @@ def build_topology(particle_count: int, edges: np.ndarray, tets: np.ndarray,
     kin_edges = (~free)[edges].sum(1)
     kin_tets = (~free)[tets].sum(1)
     points, offsets = color_points(edges, free)
+    labels, count = free_components(edges, free)
     return Topology(color_points=points, color_offsets=offsets,
                     edge_offsets=edge_offsets, edge_ids=edge_rows.astype(np.int32),
                     edge_others=other.astype(np.int32),
                     tet_offsets=tet_offsets, tet_ids=tet_rows.astype(np.int32),
                     tet_corners=corner.astype(np.int32), tet_faces=faces.astype(np.int32),
                     boundary_edges=np.flatnonzero(kin_edges == 1).astype(np.int32),
-                    boundary_tets=np.flatnonzero((kin_tets > 0) & (kin_tets < 4)).astype(np.int32))
+                    boundary_tets=np.flatnonzero((kin_tets > 0) & (kin_tets < 4)).astype(np.int32),
+                    components=labels, component_count=count)
+
+
+def free_components(edges: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, int]:
+    """(int32 [particle_count] labels, count): the connected components of the free points over
+    the edges between two free points (kinematic points get −1)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = free.shape[0]
+    both = free[edges[:, 0]] & free[edges[:, 1]]
+    graph = coo_matrix((np.ones(int(both.sum())), (edges[both, 0], edges[both, 1])), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    labels = np.where(free, labels, -1)
+    # renumber the free points' labels 0..count-1
+    used, compact = np.unique(labels[free], return_inverse=True)
+    result = np.full(n, -1, dtype=np.int32)
+    result[free] = compact
+    return result, int(used.shape[0])

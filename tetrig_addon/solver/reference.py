@@ -211,22 +211,20 @@ def _contact_force(x: np.ndarray, plan: ContactPlan, p_start: np.ndarray, eps: f
 
 def _coarse_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free: np.ndarray,
                  h2: float, goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float,
-                 edge_plan: EdgePlan,
-                 volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
-                 contact_plan: ContactPlan) -> None:
-    """One Newton step on a uniform translation of all free points (see ``loop.py``)."""
-    if not free.any():
-        return
-    mh = model.masses[free] / h2
-    stiffness = goal_plan.stiffness[free]
-    d = x[free] - goal[free]
-    f0, f1, f2, s = goals.force(d[:, 0], d[:, 1], d[:, 2], stiffness)
-    diag = float(np.sum(mh + s))
-    total = [float(np.sum(-mh * (x[free, 0] - y[free, 0]) + f0)),
-             float(np.sum(-mh * (x[free, 1] - y[free, 1]) + f1)),
-             float(np.sum(-mh * (x[free, 2] - y[free, 2]) + f2)), diag, 0.0, 0.0, diag, 0.0, diag]
+                 edge_plan: EdgePlan, volume_plan: VolumePlan, continuum_plan: ContinuumPlan,
+                 goal_plan: GoalPlan, contact_plan: ContactPlan) -> None:
+    """One Newton step on a uniform translation of each body (component) of free points (see
+    ``loop.py``)."""
     topo = model.topology
-    parts = []
+    if topo.component_count == 0:
+        return
+    body = topo.components
+    mh = model.masses[free] / h2
+    d = x[free] - goal[free]
+    f0, f1, f2, s = goals.force(d[:, 0], d[:, 1], d[:, 2], goal_plan.stiffness[free])
+    zero = np.zeros_like(mh)
+    parts = [(body[free], (-mh * (x[free, 0] - y[free, 0]) + f0, -mh * (x[free, 1] - y[free, 1]) + f1,
+                           -mh * (x[free, 2] - y[free, 2]) + f2, mh + s, zero, zero, mh + s, zero, mh + s))]
     if edge_plan.active and topo.boundary_edges.shape[0]:
         ids = topo.boundary_edges
         ends = model.edges[ids]
@@ -234,27 +232,35 @@ def _coarse_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free
         i = np.where(end_free, ends[:, 0], ends[:, 1])
         j = np.where(end_free, ends[:, 1], ends[:, 0])
         dd = x[i] - x[j]
-        parts.append(edges.force(dd[:, 0], dd[:, 1], dd[:, 2], model.rest_lengths[ids], edge_plan.stiffness[ids]))
+        parts.append((body[i], edges.force(dd[:, 0], dd[:, 1], dd[:, 2], model.rest_lengths[ids],
+                                           edge_plan.stiffness[ids])))
     if (volume_plan.active or continuum_plan.active) and topo.boundary_tets.shape[0]:
         ids = topo.boundary_tets
-        mask = free[model.tets[ids]].astype(np.float64)
+        corners = model.tets[ids]
+        mask = free[corners].astype(np.float64)
+        owner = body[corners].max(1)
         if volume_plan.active:
-            arguments = _tet_coordinates(x, model.tets[ids]) + [
+            arguments = _tet_coordinates(x, corners) + [
                 mask[:, 0], mask[:, 1], mask[:, 2], mask[:, 3], volume_plan.six_rest_volumes[ids],
                 volume_plan.stiffness[ids]]
-            parts.append(volumes.tet_force(*arguments))
+            parts.append((owner, volumes.tet_force(*arguments)))
         else:
             p, cof = _continuum_state(model, x, q, ids, continuum_plan, update=False)
             vec = np.einsum("tk,tkc->tc", mask, continuum_plan.shape_vectors[ids])
-            parts.append(continuum.corner_force(p, cof, continuum_plan.mu_volumes[ids],
-                                                continuum_plan.lambda_volumes[ids],
-                                                vec[:, 0], vec[:, 1], vec[:, 2]))
-    if near.any():
-        ids = np.flatnonzero(near)
-        parts.append(_contact_force(x, contact_plan, p_start, eps, ids, contact_plan.free_weights[ids],
-                                    contact_plan.free_shares[ids]))
-    for part in parts:
+            parts.append((owner, continuum.corner_force(p, cof, continuum_plan.mu_volumes[ids],
+                                                        continuum_plan.lambda_volumes[ids],
+                                                        vec[:, 0], vec[:, 1], vec[:, 2])))
+    ids = np.flatnonzero(near)
+    if ids.shape[0]:
+        owner = body[contact_plan.indices[ids]].max(1)
+        moving = owner >= 0
+        ids, owner = ids[moving], owner[moving]
+        parts.append((owner, _contact_force(x, contact_plan, p_start, eps, ids,
+                                            contact_plan.free_weights[ids], contact_plan.free_shares[ids])))
+    count = topo.component_count
+    total = [np.zeros(count) for _ in range(9)]
+    for owner, part in parts:
         for k in range(9):
-            total[k] += float(np.sum(part[k]))
-    t = solve_symmetric(*total[3:], *total[:3])
-    x[free] += np.array(t, dtype=np.float64)
+            total[k] += np.bincount(owner, weights=np.broadcast_to(part[k], owner.shape), minlength=count)
+    shift = np.stack(solve_symmetric(*total[3:], *total[:3]), axis=1)
+    x[free] += shift[body[free]]
