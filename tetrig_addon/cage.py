@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import ConvexHull, Delaunay, QhullError
 
+from . import inside
+from .binding import containing_tets
 from .errors import TetRigInputError
 
 # Tets whose normalized volume (see ``tet_quality``) is below this are slivers and are dropped.
@@ -43,6 +45,39 @@ FLAT_TOLERANCE = 1e-6
 DEFAULT_RESOLUTION = 10
 DEFAULT_MAX_CONTROL_POINTS = 2000
 
+# How a cage is shaped: FIT follows the mesh (tets inside it and a margin around it), HULL fills
+# the convex hull (the seed's cage: parts close together share tets).
+METHOD_FIT = "FIT"
+METHOD_HULL = "HULL"
+METHODS = (METHOD_FIT, METHOD_HULL)
+# Inside test voxels per lattice spacing (``inside.voxelize``).
+FIT_VOXELS_PER_SPACING = 3
+# A fit cage's tets reach at most this many lattice spacings out of the mesh (every point along
+# their edges): so two parts farther apart than twice this get their own tets.
+FIT_MARGIN_SPACINGS = 0.6
+# Lattice points up to this many spacings out of the mesh are control points.
+FIT_LATTICE_OUT_SPACINGS = 0.45
+# Tets whose centre is up to this many spacings out of the mesh are kept (those between the surface
+# samples and the outer layer hold the vertices).
+FIT_CENTRE_OUT_SPACINGS = 0.3
+# The fit cage's surface samples: the mesh's vertices thinned to about one per this many spacings.
+FIT_SAMPLE_SPACINGS = 0.7
+# The fit cage's outer layer: the surface samples moved out along their normals by this many
+# lattice spacings.
+FIT_OUTER_LAYER_SPACINGS = 0.4
+# The fit cage's signed distance near the surface: samples this many spacings apart on the faces.
+FIT_SURFACE_STEP_SPACINGS = 0.1
+# Lattice points closer than this many spacings to a layer point are dropped (they would make
+# slivers with it); fewer than the hull's clearance, so that the margin keeps points around bulges.
+FIT_LAYER_CLEARANCE = 0.25
+# Vertices left in no tet get control points of their own, about this many spacings apart, and the
+# mesh is tetrahedralized again, at most this many times.
+FIT_REFINE_SPACINGS = 0.3
+FIT_REFINE_PASSES = 2
+# Below this share of solid (not surface) voxels the mesh has no inside to fit (an open shell, a
+# flat figure): the cage falls back to the hull.
+FIT_MIN_SOLID_SHARE = 0.2
+
 
 @dataclass(frozen=True)
 class Cage:
@@ -54,11 +89,15 @@ class Cage:
         tets: int32 [tet_count, 4], control-point indices of each tet, positively oriented
             (det[p1-p0, p2-p0, p3-p0] > 0).
         dropped_slivers: how many Delaunay tets were removed as slivers.
+        method: ``METHOD_FIT`` or ``METHOD_HULL``, how the cage was shaped.
+        note: why a fit was asked for but the hull was built ("" otherwise), for the user.
     """
 
     control_points: np.ndarray
     tets: np.ndarray
     dropped_slivers: int = 0
+    method: str = METHOD_HULL
+    note: str = ""
 
     @property
     def control_point_count(self) -> int:
@@ -248,54 +287,227 @@ def _build_once(points: np.ndarray, spacing: float) -> Cage:
         tri = Delaunay(control_points)
     except QhullError as exc:
         raise TetRigInputError("Qhull could not tetrahedralize the hull: " + str(exc).splitlines()[0]) from exc
-    tets = tri.simplices.astype(np.int64)
+    return _cage(control_points, tri.simplices, np.ones(tri.simplices.shape[0], dtype=bool), METHOD_HULL)
+
+
+def _cage(control_points: np.ndarray, simplices: np.ndarray, keep: np.ndarray, method: str,
+          note: str = "") -> Cage:
+    """The ``Cage`` of the Delaunay ``simplices`` marked ``keep``: oriented positively, slivers
+    dropped, and the control points no tet uses any more dropped and renumbered."""
+    tets = simplices.astype(np.int64)
     vol = tet_volumes(control_points, tets)
     flip = vol < 0
     tets[flip] = tets[flip][:, [0, 1, 3, 2]]
-    quality = tet_quality(control_points, tets)
-    keep = quality >= SLIVER_QUALITY
-    tets = tets[keep]
-    # Drop control points no tet uses any more (rare: a point only in slivers) and renumber.
+    good = tet_quality(control_points, tets) >= SLIVER_QUALITY
+    tets = tets[keep & good]
     used = np.zeros(control_points.shape[0], dtype=bool)
     used[tets.ravel()] = True
     remap = np.cumsum(used) - 1
-    return Cage(
-        control_points=control_points[used],
-        tets=remap[tets].astype(np.int32),
-        dropped_slivers=int(np.count_nonzero(~keep)),
-    )
+    return Cage(control_points=control_points[used], tets=remap[tets].astype(np.int32),
+                dropped_slivers=int(np.count_nonzero(keep & ~good)), method=method, note=note)
+
+
+def _build_fit(points: np.ndarray, vertices: np.ndarray, triangles: np.ndarray,
+               solid: inside.Solid, spacing: float) -> Cage:
+    """A cage that follows the mesh (Müller's tetrahedralizer keeps the tets inside the surface
+    the same way, Ten Minute Physics 10/11):
+
+    - control points: the BCC lattice inside the mesh and up to ``FIT_LATTICE_OUT_SPACINGS`` out
+      of it, the vertices thinned to one per ``FIT_SAMPLE_SPACINGS`` and an outer layer over them
+      (``FIT_OUTER_LAYER_SPACINGS`` out along the vertex normals);
+    - tets: their Delaunay tets whose centre is inside (or just out of) the mesh, or that hold a
+      vertex, less every tet with a point of an edge farther than ``FIT_MARGIN_SPACINGS`` out of
+      the mesh (a tet bridging two legs);
+    - vertices still in no tet get control points of their own, and the whole is tetrahedralized
+      again (``FIT_REFINE_PASSES``).
+
+    Deep inside and far outside are told by the voxels (``inside``); near the surface by the
+    signed distance to points spread over its triangles (``inside.sample_surface``). So two parts
+    farther apart than about 1.2 lattice spacings get their own tets.
+    """
+    from scipy.spatial import cKDTree
+
+    samples = inside.sample_surface(vertices, triangles, FIT_SURFACE_STEP_SPACINGS * spacing)
+    margin = FIT_MARGIN_SPACINGS * spacing
+    near = int(np.ceil(margin / solid.voxel)) + 1
+
+    def signed(query: np.ndarray) -> np.ndarray:
+        """Signed distance [m] where the voxels cannot tell (near the surface), ±inf elsewhere."""
+        result = np.where(solid.contains(query, grow=0, interior_only=True), -np.inf, np.inf)
+        ambiguous = solid.contains(query, grow=near) & np.isinf(result) & (result > 0)
+        if ambiguous.any():
+            result[ambiguous] = samples.signed_distance(query[ambiguous])
+        return result
+
+    lo, hi = points.min(0) - spacing, points.max(0) + spacing
+    lattice = _bcc_lattice(lo, hi, spacing)
+    lattice = lattice[signed(lattice) < FIT_LATTICE_OUT_SPACINGS * spacing]
+    # thin the vertices to one per quarter-spacing cell first: the farthest-point sampling then
+    # runs over a few thousand points, not every vertex of a scan
+    cells = np.floor((points - points.min(0)) / (0.25 * spacing)).astype(np.int64)
+    _, first = np.unique(cells, axis=0, return_index=True)
+    thinned = points[np.sort(first)]
+    surface = thinned[_farthest_point_sample(thinned, FIT_SAMPLE_SPACINGS * spacing)]
+    # a second layer just outside the surface (along the vertex normals), so the tets between the
+    # two layers hold the vertices between the samples
+    outer = surface + FIT_OUTER_LAYER_SPACINGS * spacing * _vertex_normals(vertices, triangles, surface)
+    layers = np.concatenate([surface, outer])
+    # lattice points too close to a layer point would make slivers with it
+    if lattice.shape[0]:
+        distance, _ = cKDTree(layers).query(lattice)
+        lattice = lattice[distance >= FIT_LAYER_CLEARANCE * spacing]
+    normals = _vertex_normals(vertices, triangles, points)
+    control_points = np.concatenate([layers, lattice])
+    for refine in range(FIT_REFINE_PASSES + 1):
+        simplices, keep = _fit_tets(control_points, points, signed, spacing, margin)
+        if refine == FIT_REFINE_PASSES:
+            break
+        # vertices in no kept tet (a sharp tip, a crease the samples missed): add them and their
+        # outer points as control points, and tetrahedralize again
+        final = keep & (tet_quality(control_points, _oriented(control_points, simplices)) >= SLIVER_QUALITY)
+        lost = np.nonzero(containing_tets(points, control_points, simplices[final]) < 0)[0]
+        if lost.shape[0] == 0:
+            break
+        lost = lost[_farthest_point_sample(points[lost], FIT_REFINE_SPACINGS * spacing)]
+        added = np.concatenate([points[lost], points[lost] + FIT_OUTER_LAYER_SPACINGS * spacing * normals[lost]])
+        distance, _ = cKDTree(control_points).query(added)
+        control_points = np.concatenate([control_points, added[distance > FIT_LAYER_CLEARANCE * spacing]])
+    return _cage(control_points, simplices, keep, METHOD_FIT)
+
+
+def _oriented(control_points: np.ndarray, tets: np.ndarray) -> np.ndarray:
+    """``tets`` with the negatively oriented ones' last two corners swapped."""
+    flip = tet_volumes(control_points, tets) < 0
+    out = tets.copy()
+    out[flip] = out[flip][:, [0, 1, 3, 2]]
+    return out
+
+
+def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: float,
+              margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Delaunay tets of ``control_points`` and which of them a fit cage keeps: the ones whose
+    centre is inside the mesh (or just out of it) and the ones holding a vertex, less those
+    reaching across empty space. Returns (simplices int [m, 4], keep bool [m])."""
+    try:
+        tri = Delaunay(control_points)
+    except QhullError as exc:
+        raise TetRigInputError("Qhull could not tetrahedralize the mesh: " + str(exc).splitlines()[0]) from exc
+    simplices = tri.simplices
+    keep = signed(control_points[simplices].mean(1)) < FIT_CENTRE_OUT_SPACINGS * spacing
+    # a vertex in none of them gets the tet that holds it (Qhull's flat tets between co-spherical
+    # lattice points hold nothing, and ``_cage`` drops them)
+    solid_tets = np.abs(tet_volumes(control_points, simplices)) > 1e-9 * spacing ** 3
+    kept = np.nonzero(keep & solid_tets)[0]
+    lost = points[containing_tets(points, control_points, simplices[kept]) < 0]
+    others = np.nonzero(~keep & solid_tets)[0]
+    holding = containing_tets(lost, control_points, simplices[others])
+    keep[others[np.unique(holding[holding >= 0])]] = True
+    # ... but no tet reaches across empty space: a tet from one leg to the next has an edge whose
+    # middle part is farther out than the margin (its centre may still be inside a leg)
+    candidates = np.nonzero(keep)[0]
+    edges = np.sort(simplices[candidates][:, [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]], axis=2)
+    unique, inverse = np.unique(edges.reshape(-1, 2), axis=0, return_inverse=True)
+    # the distance grows at most as fast as one walks: an edge whose ends are near enough the
+    # surface for its middle to stay within the margin needs no samples (most of them)
+    at_point = signed(control_points)
+    at_point[np.isneginf(at_point)] = 0.0  # deep inside: below zero, by how much is not known
+    a, b = control_points[unique[:, 0]], control_points[unique[:, 1]]
+    bound = 0.5 * (at_point[unique[:, 0]] + at_point[unique[:, 1]] + np.linalg.norm(b - a, axis=1))
+    edge_reach = np.full(unique.shape[0], -np.inf)
+    check = np.nonzero(bound >= margin)[0]
+    along = a[check, None, :] + _EDGE_T[None, :, None] * (b - a)[check, None, :]  # [e, s, 3]
+    edge_reach[check] = signed(along.reshape(-1, 3)).reshape(check.shape[0], -1).max(1)
+    reach = edge_reach[inverse.ravel()].reshape(-1, 6).max(1)
+    keep[candidates[reach >= margin]] = False
+    return simplices, keep
+
+
+# Where along a tet's edges the margin test looks.
+_EDGE_T = np.linspace(0.0, 1.0, 9)[1:-1]
+
+
+def _vertex_normals(vertices: np.ndarray, triangles: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Unit area-weighted vertex normals of the mesh, at the points ``at`` (which are vertices of
+    it): float64 [k, 3]; a vertex of no face or of cancelling faces gets (0, 0, 0)."""
+    from scipy.spatial import cKDTree
+
+    corners = vertices[triangles]
+    face = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normals = np.zeros_like(vertices)
+    for k in range(3):
+        np.add.at(normals, triangles[:, k], face)
+    _, index = cKDTree(vertices).query(at)
+    n = normals[index]
+    length = np.linalg.norm(n, axis=1, keepdims=True)
+    return np.where(length > 0.0, n / np.where(length > 0.0, length, 1.0), 0.0)
 
 
 def build_cage(
     points: np.ndarray,
     resolution: int = DEFAULT_RESOLUTION,
     max_control_points: int = DEFAULT_MAX_CONTROL_POINTS,
+    triangles: np.ndarray | None = None,
+    method: str = METHOD_HULL,
 ) -> Cage:
-    """Build a tetrahedral cage enclosing ``points`` (seed 000: convex hull → tets).
+    """Build a tetrahedral cage around ``points``.
+
+    ``METHOD_HULL`` (seed 000): the convex hull, resampled, filled with a BCC lattice, Delaunay
+    tets. ``METHOD_FIT`` (needs ``triangles``): tets inside the mesh and a thin margin around it
+    only (``_build_fit``), so limbs and parts get their own tets; a mesh with no inside to tell
+    (an open shell, a flat figure, ``inside``) falls back to the hull and says why in ``note``.
 
     Args:
         points: float [point_count, 3] [m], the mesh's rest vertices (object space).
         resolution: lattice cells across the longest side of the bounding box (≥ 1); higher gives
             more, smaller tets.
         max_control_points: cap on the control-point count (≥ 8); the spacing grows until it fits.
+        triangles: int [triangle_count, 3], the mesh's faces as triangles (``METHOD_FIT``).
+        method: ``METHOD_FIT`` or ``METHOD_HULL``.
 
     Returns:
-        A ``Cage`` whose tets are positively oriented, have quality ≥ ``SLIVER_QUALITY`` and cover the
-        convex hull of ``points``. A cloud thinner than one lattice spacing (a planar mesh) is
-        thickened to ``THIN_SLAB_SPACINGS`` spacings first.
+        A ``Cage`` whose tets are positively oriented, have quality ≥ ``SLIVER_QUALITY`` and hold
+        every point of ``points`` (the hull: cover its convex hull). A cloud thinner than one
+        lattice spacing (a planar mesh) is thickened to ``THIN_SLAB_SPACINGS`` spacings first.
 
     Raises:
-        TetRigInputError: see ``validate_points``; or a resolution/cap out of range.
+        TetRigInputError: see ``validate_points``; a resolution/cap out of range; an unknown method.
     """
     if resolution < 1:
         raise TetRigInputError(f"Resolution must be at least 1, got {resolution}.")
     if max_control_points < 8:
         raise TetRigInputError(f"The control-point cap must be at least 8, got {max_control_points}.")
+    if method not in METHODS:
+        raise TetRigInputError(f"Unknown cage method {method!r}; use one of {METHODS}.")
     pts = validate_points(points)
     size = float((pts.max(0) - pts.min(0)).max())
     spacing = size / resolution
+    note = ""
+    if method == METHOD_FIT:
+        if triangles is None or len(triangles) == 0:
+            note = "the mesh has no faces, so the cage fills its hull"
+        else:
+            solid = inside.voxelize(points, triangles, spacing / FIT_VOXELS_PER_SPACING)
+            if solid.solid_share < FIT_MIN_SOLID_SHARE:
+                note = "the mesh has no closed inside (an open or flat surface), so the cage fills its hull"
+            else:
+                return _fit_under_cap(pts, np.asarray(points, dtype=np.float64),
+                                      np.asarray(triangles), spacing, max_control_points, solid)
     for _ in range(32):
         cage = _build_once(pts, spacing)
+        if cage.control_point_count <= max_control_points:
+            return Cage(cage.control_points, cage.tets, cage.dropped_slivers, METHOD_HULL, note)
+        spacing *= 1.1 * (cage.control_point_count / max_control_points) ** (1.0 / 3.0)
+    raise TetRigInputError(f"Could not fit the cage under {max_control_points} control points.")
+
+
+def _fit_under_cap(pts: np.ndarray, vertices: np.ndarray, triangles: np.ndarray, spacing: float,
+                   max_control_points: int, solid: inside.Solid) -> Cage:
+    """``_build_fit`` at ``spacing`` (``solid`` voxelized for it), coarsened until the cage fits
+    under the cap."""
+    for attempt in range(32):
+        if attempt:
+            solid = inside.voxelize(vertices, triangles, spacing / FIT_VOXELS_PER_SPACING)
+        cage = _build_fit(pts, vertices, triangles, solid, spacing)
         if cage.control_point_count <= max_control_points:
             return cage
         spacing *= 1.1 * (cage.control_point_count / max_control_points) ** (1.0 / 3.0)
