@@ -7,6 +7,7 @@ from engine_scenes import (body, box_collider, cube_points, rigid_fit, slide_on_
 from test_engine_goals_colliders import dropped_ball
 
 from tetrig_addon import solver
+from tetrig_addon.binding import blend
 
 FPS = 24
 G = 9.81
@@ -136,3 +137,24 @@ def test_friction_never_exceeds_mu_times_the_normal_force():
         assert normal == pytest.approx(kc * depth)
         assert tangential <= (mu_s if slip < eps else mu_k) * normal * (1 + 1e-12)
     assert tangential == pytest.approx(mu_k * normal)  # sliding: exactly μ_k·N
+
+
+def test_what_a_frame_shows_touches_the_ground_and_the_dynamics_are_the_penalty_s():
+    """A resting ball sinks into the penalty contact by its load over k_c; the shown positions
+    (contacts.project_out) touch the ground to 1 µm while the state the next frame starts from
+    is the penalty's own, and the shown positions move only contact control points, upward."""
+    points = _ball_points(0.005) + [0.0, 0.0, 0.0051]
+    model, b = body(points)
+    settings = solver.SimSettings(ground_height=0.0).validated()
+    state = solver.rest_state(model)
+    for _ in range(2 * FPS):
+        state = solver.step(model, state, settings, 1.0 / FPS)
+    sunk = blend(state.positions, b.control_point_indices, b.weights)[:, 2].min()
+    shown = blend(state.shown(), b.control_point_indices, b.weights)[:, 2].min()
+    assert sunk < -1e-5  # the penalty's resting depth (a tenth of a millimetre and more)
+    assert abs(shown) < 1e-6  # a micrometre (Jacobi passes, contacts sharing control points)
+    moved = np.abs(state.shown() - state.positions).max(axis=1) > 0
+    assert 0 < moved.sum() < len(moved) and np.all((state.shown() - state.positions)[moved][:, 2] > 0)
+    again = solver.step(model, state, settings, 1.0 / FPS)
+    plain = solver.step(model, solver.State(state.positions, state.velocities, state.rotations), settings, 1.0 / FPS)
+    np.testing.assert_array_equal(again.positions, plain.positions)  # shown never feeds back

@@ -211,7 +211,11 @@ def _rigid_aligned_error(x: np.ndarray, rest: np.ndarray) -> float:
 
 @pytest.mark.parametrize("mode,use_volume,speed", [
     (solver.MODE_SPRINGS, True, 8.0), (solver.MODE_SPRINGS, False, 8.0),
-    (solver.MODE_CONTINUUM, True, 40.0),  # the continuum tets need a harder bullet to invert
+    # The continuum tets need a harder bullet to invert (20 m/s inverts ~500). Far harder kicks
+    # (40 m/s: the struck side travels ten times the bunny's size in one frame) can pass part of the
+    # body through itself; with no self-collision that fold is a legal elastic rest state (measured
+    # once, on one compile of the kernel: every tet upright, 11 % shape error), not a dent.
+    (solver.MODE_CONTINUUM, True, 20.0),
 ])
 def test_a_kick_that_inverts_tets_leaves_no_dent_with_volume_constraints(mode, use_volume, speed):
     """Seed problem 3: a fast impact flips springs and leaves a permanent dent (edges only)."""

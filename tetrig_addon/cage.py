@@ -54,7 +54,7 @@ METHODS = (METHOD_FIT, METHOD_HULL)
 FIT_VOXELS_PER_SPACING = 3
 # A fit cage's tets reach at most this many lattice spacings out of the mesh (every point along
 # their edges): so two parts farther apart than twice this get their own tets.
-FIT_MARGIN_SPACINGS = 0.6
+FIT_MARGIN_SPACINGS = 0.5
 # Lattice points up to this many spacings out of the mesh are control points.
 FIT_LATTICE_OUT_SPACINGS = 0.45
 # Tets whose centre is up to this many spacings out of the mesh are kept (those between the surface
@@ -70,6 +70,8 @@ FIT_SURFACE_STEP_SPACINGS = 0.1
 # Lattice points closer than this many spacings to a layer point are dropped (they would make
 # slivers with it); fewer than the hull's clearance, so that the margin keeps points around bulges.
 FIT_LAYER_CLEARANCE = 0.25
+# The vertices checked to be in a tet: one per cell this many spacings wide.
+FIT_PROBE_SPACINGS = 0.15
 # Vertices left in no tet get control points of their own, about this many spacings apart, and the
 # mesh is tetrahedralized again, at most this many times.
 FIT_REFINE_SPACINGS = 0.3
@@ -344,9 +346,7 @@ def _build_fit(points: np.ndarray, vertices: np.ndarray, triangles: np.ndarray,
     lattice = lattice[signed(lattice) < FIT_LATTICE_OUT_SPACINGS * spacing]
     # thin the vertices to one per quarter-spacing cell first: the farthest-point sampling then
     # runs over a few thousand points, not every vertex of a scan
-    cells = np.floor((points - points.min(0)) / (0.25 * spacing)).astype(np.int64)
-    _, first = np.unique(cells, axis=0, return_index=True)
-    thinned = points[np.sort(first)]
+    thinned = _one_per_cell(points, 0.25 * spacing)
     surface = thinned[_farthest_point_sample(thinned, FIT_SAMPLE_SPACINGS * spacing)]
     # a second layer just outside the surface (along the vertex normals), so the tets between the
     # two layers hold the vertices between the samples
@@ -356,23 +356,37 @@ def _build_fit(points: np.ndarray, vertices: np.ndarray, triangles: np.ndarray,
     if lattice.shape[0]:
         distance, _ = cKDTree(layers).query(lattice)
         lattice = lattice[distance >= FIT_LAYER_CLEARANCE * spacing]
-    normals = _vertex_normals(vertices, triangles, points)
+    # the vertices that must end up in a tet, one per small cell (a scan's 35,000 vertices are a
+    # few thousand cells; a vertex shares its cell's tets, or is bound a hair outside them)
+    probe = _one_per_cell(points, FIT_PROBE_SPACINGS * spacing)
+    normals = _vertex_normals(vertices, triangles, probe)
     control_points = np.concatenate([layers, lattice])
     for refine in range(FIT_REFINE_PASSES + 1):
-        simplices, keep = _fit_tets(control_points, points, signed, spacing, margin)
-        if refine == FIT_REFINE_PASSES:
+        last = refine == FIT_REFINE_PASSES
+        # the last pass gives every vertex, not only the probes, a tet holding it
+        simplices, keep = _fit_tets(control_points, points if last else probe, signed, spacing, margin)
+        if last:
             break
         # vertices in no kept tet (a sharp tip, a crease the samples missed): add them and their
         # outer points as control points, and tetrahedralize again
         final = keep & (tet_quality(control_points, _oriented(control_points, simplices)) >= SLIVER_QUALITY)
-        lost = np.nonzero(containing_tets(points, control_points, simplices[final]) < 0)[0]
+        lost = np.nonzero(containing_tets(probe, control_points, simplices[final]) < 0)[0]
         if lost.shape[0] == 0:
+            simplices, keep = _fit_tets(control_points, points, signed, spacing, margin)
             break
-        lost = lost[_farthest_point_sample(points[lost], FIT_REFINE_SPACINGS * spacing)]
-        added = np.concatenate([points[lost], points[lost] + FIT_OUTER_LAYER_SPACINGS * spacing * normals[lost]])
+        lost = lost[_farthest_point_sample(probe[lost], FIT_REFINE_SPACINGS * spacing)]
+        added = np.concatenate([probe[lost], probe[lost] + FIT_OUTER_LAYER_SPACINGS * spacing * normals[lost]])
         distance, _ = cKDTree(control_points).query(added)
         control_points = np.concatenate([control_points, added[distance > FIT_LAYER_CLEARANCE * spacing]])
     return _cage(control_points, simplices, keep, METHOD_FIT)
+
+
+def _one_per_cell(points: np.ndarray, cell: float) -> np.ndarray:
+    """The first of ``points`` [n, 3] in each cube of side ``cell`` [m], in their order."""
+    ijk = np.floor((points - points.min(0)) / cell).astype(np.int64)
+    dims = ijk.max(0) + 1
+    _, first = np.unique((ijk[:, 0] * dims[1] + ijk[:, 1]) * dims[2] + ijk[:, 2], return_index=True)
+    return points[np.sort(first)]
 
 
 def _oriented(control_points: np.ndarray, tets: np.ndarray) -> np.ndarray:
@@ -393,20 +407,24 @@ def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: f
     except QhullError as exc:
         raise TetRigInputError("Qhull could not tetrahedralize the mesh: " + str(exc).splitlines()[0]) from exc
     simplices = tri.simplices
-    keep = signed(control_points[simplices].mean(1)) < FIT_CENTRE_OUT_SPACINGS * spacing
+    centre = signed(control_points[simplices].mean(1))
+    keep = centre < FIT_CENTRE_OUT_SPACINGS * spacing
     # a vertex in none of them gets the tet that holds it (Qhull's flat tets between co-spherical
-    # lattice points hold nothing, and ``_cage`` drops them)
+    # lattice points hold nothing, and ``_cage`` drops them; a tet centred beyond the margin would
+    # not pass the margin test below)
     solid_tets = np.abs(tet_volumes(control_points, simplices)) > 1e-9 * spacing ** 3
     kept = np.nonzero(keep & solid_tets)[0]
     lost = points[containing_tets(points, control_points, simplices[kept]) < 0]
-    others = np.nonzero(~keep & solid_tets)[0]
+    others = np.nonzero(~keep & solid_tets & (centre < margin))[0]
     holding = containing_tets(lost, control_points, simplices[others])
     keep[others[np.unique(holding[holding >= 0])]] = True
     # ... but no tet reaches across empty space: a tet from one leg to the next has an edge whose
     # middle part is farther out than the margin (its centre may still be inside a leg)
     candidates = np.nonzero(keep)[0]
     edges = np.sort(simplices[candidates][:, [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]], axis=2)
-    unique, inverse = np.unique(edges.reshape(-1, 2), axis=0, return_inverse=True)
+    n = np.int64(control_points.shape[0])
+    keys, inverse = np.unique(edges[:, :, 0].astype(np.int64) * n + edges[:, :, 1], return_inverse=True)
+    unique = np.stack([keys // n, keys % n], axis=1)
     # the distance grows at most as fast as one walks: an edge whose ends are near enough the
     # surface for its middle to stay within the margin needs no samples (most of them)
     at_point = signed(control_points)

@@ -173,4 +173,17 @@ def sample_surface(vertices: np.ndarray, triangles: np.ndarray, step: float) -> 
         weights = np.stack([1.0 - (a[keep] + b[keep]) / k, a[keep] / k, b[keep] / k], axis=1)
         points.append(np.einsum("sc,tcd->tsd", weights, corners[group]).reshape(-1, 3))
         point_normals.append(np.repeat(normals[group], weights.shape[0], axis=0))
-    return SurfaceSamples(np.concatenate(points), np.concatenate(point_normals), float(step))
+    # one sample per cell of half a step: a fine scan's faces give many samples closer than that
+    all_points, all_normals = np.concatenate(points), np.concatenate(point_normals)
+    if all_points.shape[0] == 0:
+        return SurfaceSamples(all_points, all_normals, float(step))
+    # (per face direction too: at an edge of a box both faces keep their samples, so the side a
+    # point is on comes from the face it is nearest to)
+    cells = np.floor((all_points - all_points.min(0)) / (0.5 * step)).astype(np.int64)
+    facing = np.floor((all_normals + 1.0) * 4.0).astype(np.int64)  # 9 bins per component
+    dims = cells.max(0) + 1
+    key = ((cells[:, 0] * dims[1] + cells[:, 1]) * dims[2] + cells[:, 2]) * 729 + (
+        (facing[:, 0] * 9 + facing[:, 1]) * 9 + facing[:, 2])
+    _, first = np.unique(key, return_index=True)
+    first = np.sort(first)
+    return SurfaceSamples(all_points[first], all_normals[first], float(step))

@@ -6,7 +6,7 @@ in NumPy (``reference``) and compiled with Numba (``kernel``); ``backend`` choos
 """
 
 from .backend import BackendUnavailable
-from .model import GOAL_EXACT, Model, State, build_model, lumped_masses, rest_state
+from .model import GOAL_EXACT, Model, State, build_model, lumped_masses, rest_state, with_rest
 from .settings import (DEFAULT_STEPS_PER_SECOND, MODE_CONTINUUM, MODE_PBD, MODE_SPRINGS, MODES,
                        SPRING_NETWORK_YOUNG_SHARE, SimSettings, lame_parameters, spring_moduli,
                        substeps_for)
@@ -15,4 +15,4 @@ from .loop import step
 __all__ = ["BackendUnavailable", "DEFAULT_STEPS_PER_SECOND", "GOAL_EXACT", "MODES", "MODE_CONTINUUM",
            "MODE_PBD", "MODE_SPRINGS", "Model", "SPRING_NETWORK_YOUNG_SHARE", "SimSettings", "State",
            "build_model", "lame_parameters", "lumped_masses", "rest_state", "spring_moduli", "step",
-           "substeps_for"]
+           "substeps_for", "with_rest"]

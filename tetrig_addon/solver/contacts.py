@@ -290,3 +290,57 @@ def point_incidence(indices: np.ndarray, moving: np.ndarray,
     offsets = np.zeros(particle_count + 1, dtype=np.int64)
     np.cumsum(np.bincount(flat_points, minlength=particle_count), out=offsets[1:])
     return offsets, flat_contacts[order], flat_corners[order]
+
+
+# Passes of ``project_out`` (Jacobi, averaged per control point): enough to settle the few contacts
+# a resting body has; more only matter inside a pile of them.
+PROJECTION_PASSES = 4
+
+
+def project_out(positions: np.ndarray, inverse_masses: np.ndarray, plan: ContactPlan,
+                passes: int = PROJECTION_PASSES) -> np.ndarray:
+    """Move the frame's penetrating contact points back onto their surfaces (positions only).
+
+    The penalty contact rests at a penetration of the load over k_c: one vertex of a small ball
+    carries the whole ball, and a fine cage gives that vertex's control points little mass (k_c
+    follows their inertia), so a 1 cm ball sank 0.34 mm (0.9 mm at resolution 12). A position
+    correction of what each frame shows, as PBD's contact projection (Müller et al. 2007, §3.5,
+    ∂C/∂xₖ = wₖ·n), takes it out: Δxₖ = −C·sₖ·mₖ⁻¹ / Σⱼ wⱼ·sⱼ·mⱼ⁻¹ · n (s the shares), averaged
+    where contacts share a control point. ``loop.step`` keeps it out of the dynamics
+    (``State.shown_positions``), so it adds no bounce and no frame-rate dependence.
+
+    Args:
+        positions: float64 [particle_count, 3] [m], the frame's end positions (not modified).
+        inverse_masses: float64 [particle_count] [1/kg]; kinematic points (0) never move.
+        plan: the frame's ``ContactPlan``.
+        passes: Jacobi passes.
+
+    Returns:
+        float64 [particle_count, 3] [m], the corrected positions (``positions`` itself when no
+        contact penetrates).
+    """
+    if plan.indices.shape[0] == 0:
+        return positions
+    x = positions
+    idx, w, shares = plan.indices, plan.weights, plan.shares
+    inv = inverse_masses[idx]  # [c, 4]
+    denominator = (w * shares * inv).sum(axis=1)
+    movable = denominator > TINY
+    for _ in range(passes):
+        p = np.einsum("ck,ckj->cj", w, x[idx])
+        c = np.einsum("cj,cj->c", p - plan.surfaces, plan.normals)
+        active = movable & (c < 0.0) & (c > -plan.depths)
+        if not active.any():
+            break
+        if x is positions:
+            x = positions.copy()
+        rows = np.flatnonzero(active)
+        scale = -c[rows] / denominator[rows]  # [a]
+        moves = (shares[rows] * inv[rows] * scale[:, None])[:, :, None] * plan.normals[rows, None, :]
+        total = np.zeros_like(x)
+        count = np.zeros(x.shape[0])
+        np.add.at(total, idx[rows].ravel(), moves.reshape(-1, 3))
+        np.add.at(count, idx[rows].ravel(), (shares[rows] * inv[rows] > 0.0).ravel())
+        touched = count > 0
+        x[touched] += total[touched] / count[touched, None]
+    return x

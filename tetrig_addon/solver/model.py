@@ -9,10 +9,11 @@ and, for every point, the edges and tets around it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..binding import inverse3
 from ..cage import tet_volumes, unique_edges
 from ..errors import TetRigInputError
 
@@ -129,14 +130,24 @@ class State:
         velocities: float64 [particle_count, 3] [m/s].
         rotations: float64 [tet_count, 4], each tet's rotation as a unit quaternion (w, x, y, z),
             the continuum model's running estimate of R in F = R·S (identity otherwise).
+        shown_positions: float64 [particle_count, 3] [m] or None: what the frame shows, the
+            positions with penetrating contact points moved onto their surfaces; the next step
+            starts from ``positions`` (the dynamics are the penalty contact's).
     """
 
     positions: np.ndarray
     velocities: np.ndarray
     rotations: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    shown_positions: np.ndarray | None = None
 
     def copy(self) -> "State":
-        return State(self.positions.copy(), self.velocities.copy(), self.rotations.copy())
+        return State(self.positions.copy(), self.velocities.copy(), self.rotations.copy(),
+                     None if self.shown_positions is None else self.shown_positions.copy())
+
+    def shown(self) -> np.ndarray:
+        """The positions to show: ``shown_positions`` when the step set them (the contacts'
+        resting depth taken out, ``contacts.project_out``), else ``positions``."""
+        return self.positions if self.shown_positions is None else self.shown_positions
 
 
 def rest_state(model: Model) -> State:
@@ -220,6 +231,38 @@ def build_model(rest_positions: np.ndarray, tets: np.ndarray, density: float = 1
                  topology=build_topology(n, edges, tets, inv > 0.0))
 
 
+# with_rest: a posed tet smaller than this share of its bound volume keeps its bound rest shape.
+POSED_MIN_VOLUME_SHARE = 0.25
+
+
+def with_rest(model: Model, rest_positions: np.ndarray) -> Model:
+    """``model`` with another rest shape (a posed mesh's, ``tetrig_addon.posing``): rest lengths,
+    volumes and D_m⁻¹ of the new shape; masses, pins, goals, contacts and topology kept (the mass
+    does not change when a limb bends).
+
+    Args:
+        rest_positions: float [particle_count, 3] [m].
+
+    A tet that the new shape squeezes below ``POSED_MIN_VOLUME_SHARE`` of ``model``'s rest volume,
+    or turns inside out (a pose map is smooth, not injective: a bent joint can fold tets of the
+    margin), keeps ``model``'s volume and D_m⁻¹ instead: a flat or inverted rest shape would make
+    that tet infinitely stiff or push it inside out.
+    """
+    x0 = np.asarray(rest_positions, dtype=np.float64)
+    edges = model.edges
+    volumes = tet_volumes(x0, model.tets)
+    folded = volumes < POSED_MIN_VOLUME_SHARE * model.rest_volumes
+    volumes = np.where(folded, model.rest_volumes, volumes)
+    inverse = model.inverse_rest_shapes.copy()
+    if np.any(~folded):
+        inverse[~folded] = inverse_rest_shapes(x0, model.tets[~folded])
+    return replace(
+        model, rest_positions=x0,
+        rest_lengths=np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1),
+        edge_volumes=_edge_volumes(edges, model.tets, volumes, model.particle_count),
+        rest_volumes=volumes, inverse_rest_shapes=inverse)
+
+
 def inverse_rest_shapes(positions: np.ndarray, tets: np.ndarray) -> np.ndarray:
     """D_m⁻¹ of every tet: float64 [tet_count, 3, 3] [1/m], D_m = [x₁−x₀, x₂−x₀, x₃−x₀] (columns).
 
@@ -232,7 +275,7 @@ def inverse_rest_shapes(positions: np.ndarray, tets: np.ndarray) -> np.ndarray:
         return np.zeros((0, 3, 3))
     if np.any(np.abs(np.linalg.det(dm)) <= TINY):
         raise TetRigInputError("The cage has a flat tet; press Build Cage again.")
-    return np.linalg.inv(dm)
+    return inverse3(dm)
 
 
 def _edge_volumes(edges: np.ndarray, tets: np.ndarray, volumes: np.ndarray,
