@@ -6,7 +6,7 @@ from typing import Literal
 
 import bpy
 
-from ..runtime import animation_export, export, simulation
+from ..runtime import animation_export, export, scene_inputs, simulation
 from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
 from ..tetrig_addon.errors import TetRigInputError
 
@@ -31,8 +31,12 @@ class SoftBodyOperator(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        if soft_body(context) is None:
+        obj = soft_body(context)
+        if obj is None:
             cls.poll_message_set("Select a TetRig soft body or its cage")
+            return False
+        if context.mode == "EDIT_MESH" or simulation.in_edit_mode(obj):
+            cls.poll_message_set(f"Leave Edit Mode first: {obj.name} is being edited")
             return False
         return True
 
@@ -59,7 +63,7 @@ class FrameRangeExport(SoftBodyOperator):
         try:  # the writers check the path before a single frame is simulated
             message = self.write(obj, scene, context.evaluated_depsgraph_get(), path, first, last)
         except (OSError, TetRigInputError, simulation.StaleBindingError, ValueError,
-                export.ExportError) as exc:
+                export.ExportError, scene_inputs.InputsUnavailable) as exc:
             self.report({"ERROR"}, f"Export failed: {exc}")
             return {"CANCELLED"}
         self.report({"INFO"}, message)

@@ -72,6 +72,9 @@ class TETRIG_OT_bake(bpy.types.Operator):
         if context.scene is None or not bake.all_soft_bodies(context.scene):
             cls.poll_message_set("The scene has no soft body to bake")
             return False
+        if context.mode == "EDIT_MESH":
+            cls.poll_message_set("Leave Edit Mode first")
+            return False
         return True
 
     def _new_job(self, context: bpy.types.Context) -> bake.BakeJob | None:

@@ -25,6 +25,9 @@ class TETRIG_OT_free_bake(bpy.types.Operator):
         if context.scene is None or not bake.baked_soft_bodies(context.scene):
             cls.poll_message_set("No soft body of the scene is baked")
             return False
+        if context.mode == "EDIT_MESH":
+            cls.poll_message_set("Leave Edit Mode first")
+            return False
         return True
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:

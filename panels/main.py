@@ -108,23 +108,34 @@ class TETRIG_PT_main(TetRigPanel):
         layout.use_property_split = True
         layout.use_property_decorate = False
         col = layout.column()
+        col.row().prop(s, "cage_method", expand=True)
         col.prop(s, "resolution")
         col.prop(s, "max_control_points")
-        layout.operator("tetrig.build_cage", icon="MESH_ICOSPHERE",
-                        text="Rebuild Cage & Bind" if s.role == ROLE_SOURCE else None)
+        editing = simulation.in_edit_mode(obj) if s.role == ROLE_SOURCE else False
+        stale = simulation.binding_problem(obj) if s.role == ROLE_SOURCE and not editing else ""
+        layout.operator("tetrig.build_cage", icon="FILE_REFRESH" if stale else "MESH_ICOSPHERE",
+                        text="Rebind" if stale else ("Rebuild Cage & Bind" if s.role == ROLE_SOURCE else None))
         if s.role != ROLE_SOURCE:
             return
         box = layout.box()
         cage = s.cage
         if cage is not None:
             row = box.row()
-            row.label(text=f"{len(mesh_of(cage).vertices)} control points, {len(mesh_of(cage).polygons)} tets",
-                      icon="OUTLINER_OB_LATTICE")
+            kind = "Hull cage" if s.cage_note or s.cage_method == "HULL" else "Fit cage"
+            row.label(text=f"{kind}: {len(mesh_of(cage).vertices)} control points, "
+                           f"{len(mesh_of(cage).polygons)} tets", icon="OUTLINER_OB_LATTICE")
             row.prop(s, "show_cage", text="", icon="HIDE_OFF" if s.show_cage else "HIDE_ON", emboss=False)
         outside = f", {s.outside_count} bound to their nearest tet" if s.outside_count else ""
         wrapped_label(box, context, f"{s.bound_vertex_count} vertices bound{outside}", "VERTEXSEL")
+        if s.cage_note:
+            wrapped_label(box, context, f"Not a fit: {s.cage_note}.", "INFO")
+        if editing:
+            wrapped_label(box, context, "Edit Mode: the mesh is shown as edited; the simulation waits "
+                                        "until Edit Mode ends", "EDITMODE_HLT")
+        elif stale:
+            wrapped_label(box, context, stale, "ERROR")
         warning = simulation.status(obj)
-        if warning:
+        if warning and warning != stale and not editing:
             wrapped_label(box, context, warning, "ERROR")
 
 

@@ -247,12 +247,12 @@ class BakeJob:
             world = simulation.rest_world_matrix(obj, depsgraph)
             if fingerprint(simulation.motion_key(obj, scene, world)) != job.fingerprint:
                 raise BakeError(f"{obj.name}: its settings changed while baking; bake again")
-            follows = simulation.prepare(obj, scene, world).follows  # raises on a stale binding
+            prepared = simulation.prepare(obj, scene, world)  # raises on a stale binding
             while job.next_frame <= job.frame_end:
                 t0 = time.perf_counter()
                 local = job.rest_local + simulation.displacements_at(obj, scene, job.next_frame, depsgraph)
                 job.inputs.append(scene_inputs.motion_digest(
-                    scene_inputs.inputs_at(obj, scene, job.next_frame, depsgraph, follows), follows))
+                    simulation.frame_inputs(obj, scene, job.next_frame, depsgraph, prepared), prepared.follows))
                 job.positions[job.next_frame - job.frame_start] = local
                 job.seconds += time.perf_counter() - t0
                 if progress is not None:

@@ -49,13 +49,19 @@ def seed_data(obj: bpy.types.Object) -> seed_json.SeedData:
     """The seed's arrays of a bound object, read from its cage mesh and binding attributes.
 
     Raises:
-        ExportError: no cage, an edited cage, or a binding that no longer matches the mesh.
+        ExportError: no cage, an edited cage, or a binding that no longer matches the mesh (the
+            mesh changed since binding).
     """
     cage = object_settings(obj).cage
     if cage is None:
         raise ExportError(f"{obj.name} has no cage")
+    from .simulation import StaleBindingError, check_binding
+    try:
+        check_binding(obj)
+    except StaleBindingError as exc:
+        raise ExportError(str(exc)) from exc
     cage_data = cage_object.read(cage)
-    bound = binding_store.load(mesh_of(obj))
+    bound = binding_store.load(binding_store.holder(obj))
     if cage_data is None or bound is None:
         raise ExportError(f"{obj.name}: the binding is stale; build the cage again")
     control_points, tets = cage_data

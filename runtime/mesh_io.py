@@ -95,3 +95,12 @@ def vertex_group_weights(obj: bpy.types.Object, group_name: str) -> np.ndarray |
                 out[v.index] = g.weight
                 break
     return out
+
+
+def triangles(mesh: bpy.types.Mesh) -> np.ndarray:
+    """The faces as triangles (Blender's own triangulation): int32 [triangle_count, 3] vertex
+    indices, wound as the faces are."""
+    mesh.calc_loop_triangles()
+    out = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", out)
+    return out.reshape(-1, 3)

@@ -1,9 +1,10 @@
 """The Geometry Nodes modifier that shows the simulation: position += ``tetrig_offset``.
 
 The frame handler writes the simulated displacement into the ``tetrig_offset`` attribute; this
-modifier, first in the stack, adds it to the positions. The mesh's own coordinates (the rest shape)
-are never written, so the user's shape keys (evaluated before modifiers) and later modifiers keep
-working, normals are recomputed by Blender, and a zero offset gives back the rest shape bit for bit.
+modifier adds it to the positions of its input (where it sits in the stack: ``stack``). The
+mesh's own coordinates (the rest shape) are never written, so the user's shape keys and the
+modifiers around it keep working, normals are recomputed by Blender, and a zero offset gives back
+the input bit for bit.
 """
 
 from __future__ import annotations
@@ -16,45 +17,101 @@ from .binding_store import OFFSET_ATTRIBUTE
 
 MODIFIER_NAME = "TetRig"
 NODE_GROUP_NAME = "TetRig Offset"
+# The node group's layout version, stored on it: a group saved by an older TetRig is rebuilt in
+# place (the modifiers using it keep it).
+NODE_GROUP_VERSION = 2
+VERSION_KEY = "tetrig_version"
+# Internal attributes (a leading dot hides them in the UI) the node group stores on its output:
+# its input positions and their indices, read by ``stack.read_input``.
+INPUT_ATTRIBUTE = ".tetrig_input"
+INDEX_ATTRIBUTE = ".tetrig_index"
+# The node group's object input: the points object holding the offsets of an input whose
+# vertices are not the mesh's own (``stack``); empty for the others.
+POINTS_SOCKET = "Points"
 
 
-def _build_node_group() -> bpy.types.GeometryNodeTree:
-    group = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(NODE_GROUP_NAME, "GeometryNodeTree"))
+def _build_node_group(group: bpy.types.GeometryNodeTree) -> None:
+    """Fill ``group``: store the input positions and indices, then
+    position += tetrig_offset (the mesh's attribute) + the points object's tetrig_offset at the
+    same index (zero without a points object)."""
+    group.nodes.clear()
+    group.interface.clear()
     # (the stubs list only 'DEFAULT' for socket_type; Blender takes any socket idname)
-    for side in ("INPUT", "OUTPUT"):
-        group.interface.new_socket("Geometry", in_out=side,
-                                   socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
+    group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
+    group.interface.new_socket(POINTS_SOCKET, in_out="INPUT", socket_type="NodeSocketObject")  # type: ignore[arg-type]
+    group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
     nodes, links = group.nodes, group.links
-    g_in = nodes.new("NodeGroupInput")
-    g_out = nodes.new("NodeGroupOutput")
     # Any: the stubs type node inputs/outputs as optional per-node classes; this wiring is fixed.
-    attr: Any = nodes.new("GeometryNodeInputNamedAttribute")
-    attr.data_type = "FLOAT_VECTOR"
-    attr.inputs["Name"].default_value = OFFSET_ATTRIBUTE
-    set_pos = nodes.new("GeometryNodeSetPosition")
-    g_in.location, attr.location, set_pos.location, g_out.location = (-400, 0), (-400, -150), (-150, 0), (100, 0)
-    links.new(g_in.outputs[0], set_pos.inputs["Geometry"])
-    links.new(attr.outputs["Attribute"], set_pos.inputs["Offset"])
+    g_in: Any = nodes.new("NodeGroupInput")
+    g_out: Any = nodes.new("NodeGroupOutput")
+    store_pos: Any = nodes.new("GeometryNodeStoreNamedAttribute")
+    store_pos.data_type, store_pos.domain = "FLOAT_VECTOR", "POINT"
+    store_pos.inputs["Name"].default_value = INPUT_ATTRIBUTE
+    store_index: Any = nodes.new("GeometryNodeStoreNamedAttribute")
+    store_index.data_type, store_index.domain = "INT", "POINT"
+    store_index.inputs["Name"].default_value = INDEX_ATTRIBUTE
+    position: Any = nodes.new("GeometryNodeInputPosition")
+    index: Any = nodes.new("GeometryNodeInputIndex")
+    own: Any = nodes.new("GeometryNodeInputNamedAttribute")
+    own.data_type = "FLOAT_VECTOR"
+    own.inputs["Name"].default_value = OFFSET_ATTRIBUTE
+    points: Any = nodes.new("GeometryNodeObjectInfo")
+    points.transform_space = "ORIGINAL"
+    theirs: Any = nodes.new("GeometryNodeInputNamedAttribute")
+    theirs.data_type = "FLOAT_VECTOR"
+    theirs.inputs["Name"].default_value = OFFSET_ATTRIBUTE
+    sample: Any = nodes.new("GeometryNodeSampleIndex")
+    sample.data_type, sample.domain = "FLOAT_VECTOR", "POINT"
+    add: Any = nodes.new("ShaderNodeVectorMath")
+    add.operation = "ADD"
+    set_pos: Any = nodes.new("GeometryNodeSetPosition")
+    for node, x, y in ((g_in, -900, 0), (position, -900, -150), (index, -900, -250), (store_pos, -650, 0),
+                       (store_index, -450, 0), (own, -650, -300), (points, -650, -450),
+                       (theirs, -650, -650), (sample, -400, -450), (add, -200, -300), (set_pos, -150, 0),
+                       (g_out, 100, 0)):
+        node.location = (x, y)
+    links.new(g_in.outputs[0], store_pos.inputs["Geometry"])
+    links.new(position.outputs[0], store_pos.inputs["Value"])
+    links.new(store_pos.outputs[0], store_index.inputs["Geometry"])
+    links.new(index.outputs[0], store_index.inputs["Value"])
+    links.new(store_index.outputs[0], set_pos.inputs["Geometry"])
+    links.new(g_in.outputs[1], points.inputs["Object"])
+    links.new(points.outputs["Geometry"], sample.inputs["Geometry"])
+    links.new(theirs.outputs["Attribute"], sample.inputs["Value"])
+    links.new(index.outputs[0], sample.inputs["Index"])
+    links.new(own.outputs["Attribute"], add.inputs[0])
+    links.new(sample.outputs[0], add.inputs[1])
+    links.new(add.outputs[0], set_pos.inputs["Offset"])
     links.new(set_pos.outputs["Geometry"], g_out.inputs[0])
-    return group
+    group[VERSION_KEY] = NODE_GROUP_VERSION
 
 
 def node_group() -> bpy.types.GeometryNodeTree:
-    """The shared node group, created on first use."""
+    """The shared node group, created on first use and rebuilt in place when an older TetRig made
+    it."""
     group = bpy.data.node_groups.get(NODE_GROUP_NAME)
     if group is None or group.bl_idname != "GeometryNodeTree":
-        return _build_node_group()
-    return cast(bpy.types.GeometryNodeTree, group)
+        group = bpy.data.node_groups.new(NODE_GROUP_NAME, "GeometryNodeTree")
+    tree = cast(bpy.types.GeometryNodeTree, group)
+    if tree.get(VERSION_KEY) != NODE_GROUP_VERSION:
+        _build_node_group(tree)
+    return tree
 
 
-def ensure(obj: bpy.types.Object) -> bpy.types.Modifier:
-    """Add the offset modifier to ``obj`` as the first modifier (or return the existing one)."""
+def ensure(obj: bpy.types.Object, position: int = 0,
+           points: bpy.types.Object | None = None) -> bpy.types.Modifier:
+    """Add the offset modifier to ``obj`` at ``position`` in the stack (or keep the existing one
+    where it is), reading offsets from ``points`` when given."""
     mod = obj.modifiers.get(MODIFIER_NAME)
     if mod is None or mod.type != "NODES":
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
-        obj.modifiers.move(len(obj.modifiers) - 1, 0)
+        obj.modifiers.move(len(obj.modifiers) - 1, min(position, len(obj.modifiers) - 1))
     nodes_mod = cast(bpy.types.NodesModifier, mod)
-    nodes_mod.node_group = node_group()
+    group = node_group()
+    nodes_mod.node_group = group
+    socket = group.interface.items_tree.get(POINTS_SOCKET)
+    if socket is not None:
+        nodes_mod[cast(Any, socket).identifier] = points
     return nodes_mod
 
 

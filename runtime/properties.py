@@ -15,7 +15,7 @@ from ..tetrig_addon import cage as engine_cage
 from ..tetrig_addon import solver as engine_solver
 from . import cage_object
 
-ROLE_NONE, ROLE_SOURCE, ROLE_CAGE = "NONE", "SOURCE", "CAGE"
+ROLE_NONE, ROLE_SOURCE, ROLE_CAGE, ROLE_POINTS = "NONE", "SOURCE", "CAGE", "POINTS"
 
 
 def _own_cage(settings: "TetRigObjectSettings") -> bpy.types.Object | None:
@@ -44,12 +44,24 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Role",
         items=[(ROLE_NONE, "None", "Not a TetRig object"),
                (ROLE_SOURCE, "Soft Body", "A mesh bound to a tetrahedral cage"),
-               (ROLE_CAGE, "Cage", "The tetrahedral cage of a soft body")],
+               (ROLE_CAGE, "Cage", "The tetrahedral cage of a soft body"),
+               (ROLE_POINTS, "Points", "The binding of a soft body whose modifiers make new vertices "
+                                       "(Mirror, Array) before TetRig")],
         default=ROLE_NONE)
     cage: PointerProperty(type=bpy.types.Object, name="Cage",  # type: ignore[valid-type]
                           description="The cage object whose control points drive this mesh")
     source: PointerProperty(type=bpy.types.Object, name="Source",  # type: ignore[valid-type]
                             description="The mesh this cage drives")
+    points: PointerProperty(  # type: ignore[valid-type]
+        type=bpy.types.Object, name="Points",
+        description="The hidden object holding the binding and offsets of the vertices the modifiers "
+                    "before TetRig make, when they are not the mesh's own (Mirror, Array)")
+    rest_fingerprint: StringProperty(  # type: ignore[valid-type]
+        name="Rest Fingerprint",
+        description="Digest of the rest shape at binding (vertex positions, so applied transforms, the "
+                    "vertex count and the shape keys): when it changes, the binding is stale")
+    cage_note: StringProperty(  # type: ignore[valid-type]
+        name="Cage Note", description="Why the last build made another kind of cage than asked")
     bind_id: StringProperty(  # type: ignore[valid-type]
         name="Binding ID", description="Changes at every Build Cage; tells caches apart")
     bound_vertex_count: IntProperty(name="Vertices", default=0)  # type: ignore[valid-type]
@@ -66,6 +78,13 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         description="Vertices found in no tet at bind time, bound to their nearest tet")
 
     # Cage build
+    cage_method: EnumProperty(  # type: ignore[valid-type]
+        name="Cage",
+        items=[(engine_cage.METHOD_FIT, "Fit", "Tets inside the mesh and a thin margin around it: legs, "
+                                               "arms and parts get their own tets"),
+               (engine_cage.METHOD_HULL, "Hull", "Tets filling the convex hull: parts close together "
+                                                 "move together (the seed's cage)")],
+        default=engine_cage.METHOD_FIT)
     resolution: IntProperty(  # type: ignore[valid-type]
         name="Resolution", default=engine_cage.DEFAULT_RESOLUTION, min=1, soft_max=40, max=200,
         description="Lattice cells across the longest side of the mesh: more gives smaller tets")

@@ -16,9 +16,9 @@ import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from ..tetrig_addon.binding import bind
-from ..tetrig_addon.cage import build_cage
+from ..tetrig_addon.cage import METHOD_FIT, build_cage
 from ..tetrig_addon.errors import TetRigInputError
-from . import binding_store, cage_object, mesh_io, offset_modifier, simulation
+from . import binding_store, cage_object, mesh_io, offset_modifier, points_object, simulation, stack
 from .properties import object_settings, ROLE_CAGE, ROLE_NONE, ROLE_SOURCE
 
 
@@ -32,11 +32,15 @@ class BuildReport:
     outside_count: int
     dropped_slivers: int
     seconds: float
+    method: str = "FIT"
+    note: str = ""
 
     def message(self, name: str) -> str:
         outside = f", {self.outside_count} bound to the nearest tet" if self.outside_count else ""
-        return (f"{name}: {self.control_point_count} control points, {self.tet_count} tets, "
-                f"{self.vertex_count} vertices bound{outside} ({self.seconds * 1000:.0f} ms)")
+        note = f"; {self.note}" if self.note else ""
+        return (f"{name}: {self.method.title()} cage, {self.control_point_count} control points, "
+                f"{self.tet_count} tets, {self.vertex_count} vertices bound{outside} "
+                f"({self.seconds * 1000:.0f} ms){note}")
 
 
 # Build Cage & Bind time, the operator's whole call (cage, binding, cage object, first frame's solver
@@ -50,6 +54,7 @@ BUILD_S_PER_VERTEX = 6e-6
 ESTIMATE_CALIBRATION_TETS = 5000
 # Delaunay tets per control point of a cage (measured 5.6-5.9 on the meshes above).
 TETS_PER_CONTROL_POINT = 5.8
+FIT_POINTS_PER_SURFACE_CELL = 3.0  # Fit cage: margin layer + outer offsets per spacing² of surface
 _seconds_per_tet = BUILD_S_PER_TET
 
 
@@ -69,22 +74,30 @@ class BuildEstimate:
 def estimate(obj: bpy.types.Object) -> BuildEstimate:
     """Estimate the cage of ``obj`` from its settings: a BCC lattice has two points per cubic cell
     inside the hull (less a half-cell boundary layer), plus about one hull point per cell of
-    surface; over the cap the cells grow as the engine grows them (within 25 % on the test meshes).
-    Takes a convex hull of the vertices (tens of ms)."""
+    surface; a Fit cage has two per cell inside the mesh itself plus about three per cell of its
+    surface (its margin layer and outer offsets, fitted on the test meshes). Over the cap the cells
+    grow as the engine grows them (within 25 % on the test meshes). Takes a convex hull of the
+    vertices, or the mesh's volume and area (tens of ms)."""
     settings = object_settings(obj)
     vertices = mesh_io.vertex_positions(mesh_io.mesh_of(obj))
     if len(vertices) < 4:
         return BuildEstimate(0, 0, BUILD_FIXED_S)
     extent = np.ptp(vertices, axis=0)
     spacing = max(float(extent.max()), 1e-12) / max(settings.resolution, 1)
-    try:
-        hull = ConvexHull(vertices)
-        volume, area = float(hull.volume), float(hull.area)
-    except (QhullError, ValueError):  # flat or degenerate: TetRig pads it to two cells thick
-        volume = float(np.prod(np.maximum(extent, 2.0 * spacing))) / 2.0
-        area = 2.0 * float(np.sort(extent)[1:].prod())
+    fit = _closed_volume_and_area(obj, vertices) if settings.cage_method == METHOD_FIT else None
+    if fit is not None:
+        volume, area = fit
+    else:
+        try:
+            hull = ConvexHull(vertices)
+            volume, area = float(hull.volume), float(hull.area)
+        except (QhullError, ValueError):  # flat or degenerate: TetRig pads it to two cells thick
+            volume = float(np.prod(np.maximum(extent, 2.0 * spacing))) / 2.0
+            area = 2.0 * float(np.sort(extent)[1:].prod())
 
     def count(h: float) -> float:
+        if fit is not None:
+            return 2.0 * volume / h ** 3 + FIT_POINTS_PER_SURFACE_CELL * area / h ** 2
         return 2.0 * max(volume - 0.5 * h * area, 0.0) / h ** 3 + area / h ** 2
 
     cap = settings.max_control_points
@@ -96,6 +109,21 @@ def estimate(obj: bpy.types.Object) -> BuildEstimate:
     tets = int(TETS_PER_CONTROL_POINT * control_points)
     seconds = BUILD_FIXED_S + _seconds_per_tet * tets + BUILD_S_PER_VERTEX * len(vertices)
     return BuildEstimate(control_points, tets, seconds)
+
+
+def _closed_volume_and_area(obj: bpy.types.Object, vertices: np.ndarray) -> tuple[float, float] | None:
+    """The volume [m³] and surface area [m²] of ``obj``'s mesh (divergence theorem over its
+    triangles), or None when it has no inside to fill (no faces, flat): the Fit cage falls back
+    to the hull there."""
+    tris = mesh_io.triangles(mesh_io.mesh_of(obj))
+    if len(tris) == 0:
+        return None
+    a, b, c = vertices[tris[:, 0]], vertices[tris[:, 1]], vertices[tris[:, 2]]
+    area = 0.5 * float(np.linalg.norm(np.cross(b - a, c - a), axis=1).sum())
+    volume = abs(float(np.einsum("ij,ij->", a, np.cross(b, c)))) / 6.0
+    if volume <= 1e-9 * max(area, 1e-12) ** 1.5:
+        return None
+    return volume, area
 
 
 def record_build_time(tet_count: int, vertex_count: int, seconds: float) -> None:
@@ -126,13 +154,20 @@ def check_source(obj: bpy.types.Object | None) -> None:
 
 
 def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildReport:
-    """Build the cage of ``obj`` from its rest vertices and bind every vertex (replacing any old
-    cage). The engine runs before anything is touched, so a refusal changes nothing."""
+    """Build the cage of ``obj`` around TetRig's input (``stack``: the mesh as the modifiers before
+    TetRig make it) and bind every input vertex (replacing any old cage), keeping the settings and
+    TetRig's place in the stack. The engine runs before anything is touched, so a refusal changes
+    nothing."""
     check_source(obj)
     t0 = time.perf_counter()
-    vertices = mesh_io.vertex_positions(mesh_io.mesh_of(obj))
     settings = object_settings(obj)
-    cage = build_cage(vertices, settings.resolution, settings.max_control_points)
+    position = stack.tetrig_index(obj)
+    if position is None:
+        position = stack.insert_index(obj)
+    vertices, triangles, source = stack.evaluate_input(obj)
+    own = stack.own_vertices(obj)
+    cage = build_cage(vertices, settings.resolution, settings.max_control_points,
+                      triangles=triangles, method=settings.cage_method)
     binding = bind(vertices, cage.control_points, cage.tets)
     seconds = time.perf_counter() - t0
 
@@ -141,20 +176,25 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     cage_obj = cage_object.create(obj, cage, collection, visible=shown)
     object_settings(cage_obj).role = ROLE_CAGE
     object_settings(cage_obj).source = obj
-    binding_store.store(mesh_io.mesh_of(obj), binding.control_point_indices, binding.weights)
+    points = None if own else points_object.create(obj, vertices, source, collection)
+    binding_store.store(mesh_io.mesh_of(points if points is not None else obj),
+                        binding.control_point_indices, binding.weights)
     mesh_io.write_attribute(mesh_io.mesh_of(cage_obj), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR",
                             np.zeros((cage.control_point_count, 3)))
-    offset_modifier.ensure(obj)
+    offset_modifier.ensure(obj, position, points)
     offset_modifier.ensure(cage_obj)
     settings.role = ROLE_SOURCE
     settings.cage = cage_obj
+    settings.points = points
     settings.bind_id = uuid.uuid4().hex
+    settings.rest_fingerprint = binding_store.rest_fingerprint(obj)
+    settings.cage_note = cage.note
     settings.has_rest_matrix = False  # the next evaluation records the pose
     settings.bound_vertex_count = binding.vertex_count
     settings.outside_count = binding.outside_count
     simulation.free(obj)
     return BuildReport(binding.vertex_count, cage.control_point_count, cage.tet_count,
-                       binding.outside_count, cage.dropped_slivers, seconds)
+                       binding.outside_count, cage.dropped_slivers, seconds, cage.method, cage.note)
 
 
 def remove(obj: bpy.types.Object) -> None:
@@ -167,6 +207,10 @@ def remove(obj: bpy.types.Object) -> None:
     # another object (it would take that object's bake with it).
     if cage is not None and object_settings(cage).source == obj:
         cage_object.remove(cage)
+    points = settings.points
+    if points is not None and object_settings(points).source == obj:
+        points_object.remove(points)
+    settings.points = None
     offset_modifier.remove(obj)
     binding_store.clear(mesh_io.mesh_of(obj))
     simulation.free(obj)
@@ -175,3 +219,5 @@ def remove(obj: bpy.types.Object) -> None:
     settings.bind_id = ""
     settings.bound_vertex_count = 0
     settings.outside_count = 0
+    settings.rest_fingerprint = ""
+    settings.cage_note = ""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
+from typing import Callable
 
 import bpy
 import numpy as np
@@ -41,12 +42,16 @@ class FrameInputs:
         colliders: the collision objects, world space, metres.
         fingerprint: bytes that change when any of it changes.
         collider_digest: bytes that change when the colliders change.
+        posed: float64 [Q, 3], object space (Blender units): where the control points rest in
+            this frame's pose of a posed mesh (``stack``, ``tetrig_addon.posing``); ``None`` for
+            the others.
     """
 
     world: np.ndarray
     colliders: tuple[collision.Collider, ...]
     fingerprint: bytes
     collider_digest: bytes = b""
+    posed: np.ndarray | None = None
 
 
 # Hex digits of one frame's ``motion_digest``.
@@ -60,6 +65,8 @@ def motion_digest(inputs: FrameInputs, follows: bool) -> str:
     digest = hashlib.blake2b(inputs.collider_digest, digest_size=DIGEST_HEX // 2)
     if follows:
         digest.update(inputs.world.round(12).tobytes())
+    if inputs.posed is not None:
+        digest.update(inputs.posed.round(9).tobytes())
     return digest.hexdigest()
 
 
@@ -152,10 +159,16 @@ def _collider(c: bpy.types.Object, depsgraph: bpy.types.Depsgraph, unit: float) 
     return cached
 
 
-def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> FrameInputs:
-    """The inputs as the depsgraph has them now."""
+# Reads where a posed mesh's control points rest now (``simulation``): (object, depsgraph) -> [Q, 3].
+PoseReader = Callable[[bpy.types.Object, bpy.types.Depsgraph], np.ndarray]
+
+
+def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
+         pose: PoseReader | None = None) -> FrameInputs:
+    """The inputs as the depsgraph has them now (with the posed control points when ``pose``)."""
     unit = scene.unit_settings.scale_length
     world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+    posed = None if pose is None else pose(obj, depsgraph)
     found = [_collider(c, depsgraph, unit) for c in collision_objects(scene, obj)]
     colliders = tuple(c for c in found if c is not None)
     collider_digest = hashlib.blake2b(digest_size=16)
@@ -165,25 +178,31 @@ def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Dep
         collider_digest.update(np.array([c.thickness_outer, c.thickness_inner, c.static_friction,
                                          c.kinetic_friction]).tobytes())
     digest = hashlib.blake2b(world.round(12).tobytes() + collider_digest.digest(), digest_size=16)
-    return FrameInputs(world, colliders, digest.digest(), collider_digest.digest())
+    if posed is not None:
+        digest.update(posed.round(9).tobytes())
+    return FrameInputs(world, colliders, digest.digest(), collider_digest.digest(), posed)
 
 
 def inputs_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
-              depsgraph: bpy.types.Depsgraph, follows: bool, refresh: bool = True) -> FrameInputs:
+              depsgraph: bpy.types.Depsgraph, follows: bool, refresh: bool = True,
+              pose: PoseReader | None = None, pose_animated: bool = False) -> FrameInputs:
     """The inputs of ``obj`` at ``frame`` (see the module docstring).
 
     Args:
         follows: whether the soft body follows its animated transform (goals or pins).
         refresh: read the current frame's inputs from the depsgraph even when they are recorded
             (``False`` once this frame's update has read them: no second read of the colliders).
+        pose: for a posed mesh, reads its posed control points.
+        pose_animated: whether they can change from frame to frame (``stack.input_animated``).
 
     Raises:
         InputsUnavailable: the frame must be sampled but this is a render or another thread.
+        Whatever ``pose`` raises (``stack.InputError``).
     """
     uid = obj.session_uid
     records = _records.setdefault(uid, {})
     if frame == scene.frame_current and not _sampling and (refresh or frame not in records):
-        current = read(obj, scene, depsgraph)
+        current = read(obj, scene, depsgraph, pose)
         known = records.get(frame)
         if known is not None and known.fingerprint != current.fingerprint:
             records.clear()
@@ -192,14 +211,38 @@ def inputs_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
         return current
     if frame in records:
         return records[frame]
-    if not inputs_animated(obj, scene, follows):
-        return records.setdefault(frame, read(obj, scene, depsgraph))
-    _sample(obj, scene, [f for f in range(scene.frame_start, frame + 1) if f not in records], depsgraph)
+    if not pose_animated and not inputs_animated(obj, scene, follows):
+        return records.setdefault(frame, read(obj, scene, depsgraph, pose))
+    _sample(obj, scene, [f for f in range(scene.frame_start, frame + 1) if f not in records], depsgraph, pose)
     return records[frame]
 
 
+def at_frames(scene: bpy.types.Scene, frames: list[int],
+              read: Callable[[bpy.types.Depsgraph], np.ndarray]) -> list[np.ndarray]:
+    """``read(depsgraph)`` at each of ``frames``, setting the scene to each and back (the frame
+    handler waits meanwhile); for exports, in the main thread.
+
+    Raises:
+        InputsUnavailable: this is a render or another thread.
+    """
+    global _sampling
+    if _sampling or threading.current_thread() is not threading.main_thread() or bpy.app.is_job_running("RENDER"):
+        raise InputsUnavailable("the frames cannot be visited now (a render runs); try again after it")
+    frame0, subframe0 = scene.frame_current, scene.frame_subframe
+    _sampling = True
+    try:
+        out = []
+        for f in frames:
+            scene.frame_set(f)
+            out.append(read(bpy.context.evaluated_depsgraph_get()))
+        return out
+    finally:
+        scene.frame_set(frame0, subframe=subframe0)
+        _sampling = False
+
+
 def _sample(obj: bpy.types.Object, scene: bpy.types.Scene, frames: list[int],
-            depsgraph: bpy.types.Depsgraph) -> None:
+            depsgraph: bpy.types.Depsgraph, pose: PoseReader | None) -> None:
     global _sampling
     # A render from the command line (blender -b -f/-a) runs in the main thread and may move the
     # frame between its own evaluations; a UI render job's thread is reading the scene meanwhile.
@@ -214,7 +257,7 @@ def _sample(obj: bpy.types.Object, scene: bpy.types.Scene, frames: list[int],
     try:
         for f in frames:
             scene.frame_set(f)
-            records[f] = read(obj, scene, bpy.context.evaluated_depsgraph_get())
+            records[f] = read(obj, scene, bpy.context.evaluated_depsgraph_get(), pose)
     finally:
         scene.frame_set(frame0, subframe=subframe0)
         _sampling = False

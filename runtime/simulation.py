@@ -16,10 +16,10 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..tetrig_addon import solver
-from ..tetrig_addon.binding import blend_matrix, control_point_goal_weights, pinned_control_points
+from ..tetrig_addon import posing, solver
+from ..tetrig_addon.binding import blend, blend_matrix, control_point_goal_weights, pinned_control_points
 from ..tetrig_addon.timeline import FrameCache
-from . import bake_store, binding_store, cage_object, compiled_solver, mesh_io, scene_inputs
+from . import bake_store, binding_store, cage_object, compiled_solver, mesh_io, points_object, scene_inputs, stack
 from .properties import object_settings, ROLE_SOURCE
 
 # A vertex is pinned when its weight in the pin group is at least this.
@@ -37,12 +37,16 @@ class Prepared:
     key: tuple
     model: solver.Model
     indices: np.ndarray  # int32 [N, 4]
-    weights: np.ndarray  # float32 [N, 4]
+    weights: np.ndarray  # float64 [N, 4], summing to 1
     blend: Any  # scipy.sparse.csr_matrix [N, Q]: offsets = blend @ displacements
     world_to_local: np.ndarray  # float64 [3, 3], linear part of the inverse world matrix
     unit_scale: float  # metres per Blender unit
     rest_local: np.ndarray  # float64 [Q, 3], control points at rest in object space
     follows: bool  # goals or pins follow the object's animated world matrix, frame by frame
+    # A posed mesh (``stack``): how its control points follow the input (else None), and whether
+    # the input can change from frame to frame.
+    follow: posing.Follow | None = None
+    input_animated: bool = False
 
 
 _prepared: dict[int, Prepared] = {}
@@ -115,7 +119,31 @@ def _model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
     cage = s.cage
     return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
             scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
-            cage.session_uid if cage is not None else None)
+            binding_store.rest_fingerprint(obj), stack.posed(obj), stack.input_animated(obj),
+            cage.session_uid if cage is not None else None)  # last: motion_key leaves it out
+
+
+def binding_problem(obj: bpy.types.Object) -> str:
+    """``check_binding``'s message, or '' when the binding matches the mesh (for the panel)."""
+    try:
+        check_binding(obj)
+    except StaleBindingError as exc:
+        return str(exc)
+    return ""
+
+
+def check_binding(obj: bpy.types.Object) -> None:
+    """Raise ``StaleBindingError`` when the mesh changed since it was bound: its vertex positions
+    (an edit, an applied transform), vertex count or shape keys (``binding_store.rest_fingerprint``),
+    or the vertex count of TetRig's input."""
+    s = object_settings(obj)
+    if s.rest_fingerprint and binding_store.rest_fingerprint(obj) != s.rest_fingerprint:
+        raise StaleBindingError(f"{obj.name}: the mesh changed since binding; press Rebind (it keeps "
+                                "the settings).")
+    count = len(binding_store.holder(obj).vertices)
+    if s.points is None and count != s.bound_vertex_count:
+        raise StaleBindingError(f"{obj.name}: the mesh changed since binding ({s.bound_vertex_count} → "
+                                f"{count} vertices); press Rebind (it keeps the settings).")
 
 
 def transform_animated(obj: bpy.types.Object) -> bool:
@@ -179,12 +207,11 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     if cage_data is None:
         raise StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
     rest_local, tets = cage_data
-    bound = binding_store.load(mesh_io.mesh_of(obj))
-    if bound is None or object_settings(obj).bound_vertex_count != len(mesh_io.mesh_of(obj).vertices):
-        raise StaleBindingError(
-            f"{obj.name}: the mesh changed since it was bound "
-            f"({object_settings(obj).bound_vertex_count} → {len(mesh_io.mesh_of(obj).vertices)} vertices); "
-            "press Build Cage again.")
+    check_binding(obj)
+    bound = binding_store.load(binding_store.holder(obj))
+    if bound is None or len(bound[0]) != object_settings(obj).bound_vertex_count:
+        raise StaleBindingError(f"{obj.name}: the mesh changed since binding; press Rebind (it keeps the "
+                                "settings).")
     indices, weights = bound
     if indices.max(initial=0) >= rest_local.shape[0] or tets.max(initial=0) >= rest_local.shape[0]:
         raise StaleBindingError(f"{obj.name}: the binding does not match its cage; press Build Cage again.")
@@ -192,7 +219,7 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     rest_world = (rest_local @ world[:3, :3].T + world[:3, 3]) * unit_scale
     pinned = None
     if object_settings(obj).pin_group:
-        group_weights = mesh_io.vertex_group_weights(obj, object_settings(obj).pin_group)
+        group_weights = input_group_weights(obj, object_settings(obj).pin_group)
         if group_weights is not None:
             pinned = pinned_control_points(indices, weights, group_weights >= PIN_THRESHOLD,
                                            rest_local.shape[0])
@@ -201,13 +228,31 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     # every mesh vertex is a contact point: the mesh, not the cage, touches the ground
     model = solver.build_model(rest_world, tets, density=object_settings(obj).density, pinned=pinned,
                                contacts=(indices, weights), goal_weights=goal_weights)
+    posed = stack.posed(obj)
+    # the input at binding is the blend of the cage at rest (exact: the weights reconstruct it)
+    follow = posing.follow(blend(rest_local, indices, weights), rest_local) if posed else None
     prepared = Prepared(key=key, model=model, indices=indices, weights=weights,
                         blend=blend_matrix(indices, weights, rest_local.shape[0]),
                         world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale,
-                        rest_local=rest_local, follows=follows_animation(obj))
+                        rest_local=rest_local, follows=follows_animation(obj) or posed, follow=follow,
+                        input_animated=posed and stack.input_animated(obj))
     _prepared[obj.session_uid] = prepared
     _caches.pop(obj.session_uid, None)
     return prepared
+
+
+def input_group_weights(obj: bpy.types.Object, group_name: str) -> np.ndarray | None:
+    """A vertex group's weight of every vertex of TetRig's input, float64 [N] (0 where unassigned),
+    or ``None`` when the group does not exist. An input made of new vertices (a points object)
+    takes the weights of the mesh vertices they come from (a mirrored copy its original's)."""
+    weights = mesh_io.vertex_group_weights(obj, group_name)
+    points = object_settings(obj).points
+    if weights is None or points is None:
+        return weights
+    source = points_object.source_index(points)
+    if source is None:
+        return np.zeros(len(mesh_io.mesh_of(points).vertices))
+    return np.where(source >= 0, weights[np.clip(source, 0, len(weights) - 1)], 0.0)
 
 
 def vertex_goal_weights(obj: bpy.types.Object) -> np.ndarray | None:
@@ -221,10 +266,10 @@ def vertex_goal_weights(obj: bpy.types.Object) -> np.ndarray | None:
     s = object_settings(obj)
     if not s.use_goal:
         return None
-    count = len(mesh_io.mesh_of(obj).vertices)
+    count = len(binding_store.holder(obj).vertices)
     if not s.goal_group:
         return np.full(count, s.goal_default)
-    group = mesh_io.vertex_group_weights(obj, s.goal_group)
+    group = input_group_weights(obj, s.goal_group)
     if group is None:
         raise StaleBindingError(f"{obj.name}: its goal group {s.goal_group!r} does not exist; "
                                 "pick a vertex group or clear the field.")
@@ -236,32 +281,68 @@ def frame_dt(scene: bpy.types.Scene) -> float:
     return scene.render.fps_base / scene.render.fps
 
 
+def _pose_reader(prepared: Prepared) -> scene_inputs.PoseReader | None:
+    """How a posed mesh's frame inputs read its posed control points (``None`` for the others)."""
+    follow = prepared.follow
+    if follow is None:
+        return None
+    count = prepared.indices.shape[0]
+
+    def read(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+        try:
+            return follow.posed(stack.read_input(obj, depsgraph, count))
+        except stack.InputError as exc:
+            raise StaleBindingError(str(exc)) from exc
+
+    return read
+
+
+def frame_inputs(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgraph: bpy.types.Depsgraph,
+                 prepared: Prepared, refresh: bool = True) -> scene_inputs.FrameInputs:
+    """``scene_inputs.inputs_at`` for a prepared soft body (with its pose when it is posed)."""
+    return scene_inputs.inputs_at(obj, scene, frame, depsgraph, prepared.follows, refresh=refresh,
+                                  pose=_pose_reader(prepared), pose_animated=prepared.input_animated)
+
+
 def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
                       depsgraph: bpy.types.Depsgraph) -> np.ndarray:
     """Simulated control points at ``frame``: float64 [Q, 3] [m], world space × unit scale.
 
+    A posed mesh (``stack``) rests, each frame, in that frame's pose: the control points' goals
+    and the cage's rest shape are where the input puts them (``tetrig_addon.posing``), in world
+    space, so gravity and colliders act on the posed body and it lags and overshoots as it moves.
+
     Raises:
-        StaleBindingError: see ``prepare``; scene_inputs.InputsUnavailable: see there.
+        StaleBindingError: see ``prepare``, or a posed input that no longer matches the binding;
+        scene_inputs.InputsUnavailable: see there.
     """
     prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
     dt = frame_dt(scene)
     compiled_solver.wait_in_background()
     # reading the current frame's inputs first lets an edit since the last visit drop the cache
-    scene_inputs.inputs_at(obj, scene, scene.frame_current, depsgraph, prepared.follows)
+    frame_inputs(obj, scene, scene.frame_current, depsgraph, prepared)
     key = (prepared.key, settings, dt, scene.frame_start, scene_inputs.version(obj))
     cache = _caches.get(obj.session_uid)
     if cache is None or cache.key != key:
-        cache = FrameCache(scene.frame_start, solver.rest_state(prepared.model), key)
+        start = solver.rest_state(prepared.model)
+        if prepared.follow is not None:  # at rest in the start frame's pose
+            posed = posed_world(prepared, frame_inputs(obj, scene, scene.frame_start, depsgraph, prepared))
+            start = solver.State(posed, np.zeros_like(posed), start.rotations)
+        cache = FrameCache(scene.frame_start, start, key)
         _caches[obj.session_uid] = cache
 
     def advance(state: solver.State, f: int) -> solver.State:
-        end = scene_inputs.inputs_at(obj, scene, f + 1, depsgraph, prepared.follows)
-        goals = None
-        if prepared.follows:
-            start = scene_inputs.inputs_at(obj, scene, f, depsgraph, prepared.follows)
-            goals = (goal_positions(prepared, start.world), goal_positions(prepared, end.world))
-        return solver.step(prepared.model, state, settings, dt, goals=goals, colliders=end.colliders)
+        end = frame_inputs(obj, scene, f + 1, depsgraph, prepared)
+        model, goals = prepared.model, None
+        if prepared.follow is not None:
+            begin = frame_inputs(obj, scene, f, depsgraph, prepared)
+            goals = (posed_world(prepared, begin), posed_world(prepared, end))
+            model = solver.with_rest(model, goals[1])
+        elif prepared.follows:
+            begin = frame_inputs(obj, scene, f, depsgraph, prepared)
+            goals = (goal_positions(prepared, begin.world), goal_positions(prepared, end.world))
+        return solver.step(model, state, settings, dt, goals=goals, colliders=end.colliders)
 
     state = cache.state_at(frame, advance)
     if cache.first_bad_frame is not None and obj.session_uid not in _warned:
@@ -269,7 +350,14 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
             f"{obj.name}: the simulation became unstable at frame {cache.first_bad_frame} and was "
             "frozen there; raise Steps per Second or lower the stiffness.")
         print("TetRig:", _warned[obj.session_uid])
-    return state.positions
+    return state.shown()
+
+
+def posed_world(prepared: Prepared, inputs: scene_inputs.FrameInputs) -> np.ndarray:
+    """A posed mesh's control points at rest in a frame's pose: float64 [Q, 3] [m], world space."""
+    assert inputs.posed is not None
+    world = inputs.world
+    return (inputs.posed @ world[:3, :3].T + world[:3, 3]) * prepared.unit_scale
 
 
 def goal_positions(prepared: Prepared, world: np.ndarray) -> np.ndarray:
@@ -279,46 +367,60 @@ def goal_positions(prepared: Prepared, world: np.ndarray) -> np.ndarray:
 
 
 def local_displacements(prepared: Prepared, positions: np.ndarray,
-                        world: np.ndarray | None = None) -> np.ndarray:
+                        world: np.ndarray | None = None, rest: np.ndarray | None = None) -> np.ndarray:
     """Control-point displacements from rest in the object's local space: float64 [Q, 3].
 
     Args:
         world: float64 [4, 4], the object's world matrix at that frame when the soft body follows
             its animation; ``None`` for the start-frame pose it simulates in otherwise.
+        rest: float64 [Q, 3], object space: a posed mesh's control points at rest in that frame
+            (``FrameInputs.posed``); default the cage's rest.
     """
     if world is None:
         disp_world = (positions - prepared.model.rest_positions) / prepared.unit_scale
         return disp_world @ prepared.world_to_local.T
     local = (positions / prepared.unit_scale - world[:3, 3]) @ np.linalg.inv(world[:3, :3]).T
-    return local - prepared.rest_local
+    return local - (prepared.rest_local if rest is None else rest)
 
 
 def displacements_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
                      depsgraph: bpy.types.Depsgraph) -> np.ndarray:
-    """The simulated control-point displacements at ``frame`` in object space: float64 [Q, 3]."""
+    """The simulated control-point displacements at ``frame`` in object space, from where they rest
+    in that frame (a posed mesh's pose, else the cage's rest): float64 [Q, 3]."""
     prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     positions = control_points_at(obj, scene, frame, depsgraph)
+    if not prepared.follows:
+        return local_displacements(prepared, positions)
     # control_points_at has just read this frame's inputs: take the record, do not read again
-    world = (scene_inputs.inputs_at(obj, scene, frame, depsgraph, True, refresh=False).world
-             if prepared.follows else None)
-    return local_displacements(prepared, positions, world)
+    inputs = frame_inputs(obj, scene, frame, depsgraph, prepared, refresh=False)
+    return local_displacements(prepared, positions, inputs.world, inputs.posed)
 
 
-def write_back(obj: bpy.types.Object, displacements: np.ndarray) -> None:
+def write_back(obj: bpy.types.Object, displacements: np.ndarray, posed: np.ndarray | None = None) -> None:
     """Write the blended displacement of every vertex (and of the cage's points) to the meshes.
 
     vertex offset = Σₖ wₖ · d[iₖ] (the seed's vertex-shader blend applied to displacements, so a
-    zero displacement writes exact zeros). Nothing non-finite is written.
+    zero displacement writes exact zeros), to the mesh holding the binding (``binding_store``).
+    Nothing non-finite is written.
+
+    Args:
+        displacements: float [Q, 3], object space, from where the control points rest.
+        posed: float [Q, 3], object space: where a posed mesh's control points rest this frame (the
+            cage is drawn there); ``None`` for the cage's own rest.
     """
     prepared = _prepared[obj.session_uid]
     if not np.all(np.isfinite(displacements)):
         return
     offsets = prepared.blend @ displacements
-    mesh_io.write_attribute(mesh_io.mesh_of(obj), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", offsets)
-    mesh_io.mesh_of(obj).update()
+    holder = binding_store.holder(obj)
+    mesh_io.write_attribute(holder, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", offsets)
+    holder.update()
+    if holder != mesh_io.mesh_of(obj):  # the points object's offsets change the source's result
+        obj.update_tag()
     cage = object_settings(obj).cage
     if cage is not None:
-        mesh_io.write_attribute(mesh_io.mesh_of(cage), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", displacements)
+        shown = displacements if posed is None else displacements + posed - prepared.rest_local
+        mesh_io.write_attribute(mesh_io.mesh_of(cage), binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", shown)
         mesh_io.mesh_of(cage).update()
 
 
@@ -334,6 +436,7 @@ def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
     s = object_settings(obj)
     return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
             scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
+            binding_store.rest_fingerprint(obj), stack.posed(obj), stack.input_animated(obj),
             sim_settings(obj, scene), frame_dt(scene), scene.frame_start)
 
 
@@ -344,16 +447,22 @@ def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     baked = bake_store.baked_displacements(obj, frame)
     if baked is not None:
+        inputs = None
+        if prepared.follow is not None or frame == scene.frame_current:
+            inputs = frame_inputs(obj, scene, frame, depsgraph, prepared)
         header = bake_store.source_bake(obj)
-        if header is not None and header.inputs and frame == scene.frame_current:
+        if inputs is not None and header is not None and header.inputs and frame == scene.frame_current:
             at = (frame - header.frame_start) * scene_inputs.DIGEST_HEX
-            now = scene_inputs.motion_digest(
-                scene_inputs.inputs_at(obj, scene, frame, depsgraph, prepared.follows), prepared.follows)
+            now = scene_inputs.motion_digest(inputs, prepared.follows)
             if now != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
                 _inputs_changed.add(obj.session_uid)
-        write_back(obj, baked)
+        write_back(obj, baked, None if inputs is None else inputs.posed)
         return
-    write_back(obj, displacements_at(obj, scene, frame, depsgraph))
+    displacements = displacements_at(obj, scene, frame, depsgraph)
+    posed = None
+    if prepared.follow is not None:
+        posed = frame_inputs(obj, scene, frame, depsgraph, prepared, refresh=False).posed
+    write_back(obj, displacements, posed)
 
 
 def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
@@ -364,9 +473,12 @@ def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
 
 def update_scene(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
     """Update every soft body of the scene to its current frame; a broken one warns once and
-    leaves the others alone."""
+    shows its rest shape, and leaves the others alone. A mesh in Edit Mode is left as it is (its
+    vertices are the edit's, not the saved ones, until Edit Mode ends)."""
     frame = scene.frame_current
     for obj in soft_bodies(scene):
+        if in_edit_mode(obj):
+            continue
         try:
             update_object(obj, scene, frame, depsgraph)
         except (StaleBindingError, scene_inputs.InputsUnavailable, ValueError) as exc:
@@ -377,12 +489,30 @@ def update_scene(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None
                 print("TetRig:", exc)
 
 
+def in_edit_mode(obj: bpy.types.Object) -> bool:
+    """Whether the mesh of ``obj`` (or of its cage or points object) is being edited."""
+    s = object_settings(obj)
+    return any(o is not None and o.type == "MESH" and mesh_io.mesh_of(o).is_editmode
+               for o in (obj, s.cage, s.points))
+
+
 def show_rest(obj: bpy.types.Object) -> None:
-    """Zero the offset of a soft body that cannot be simulated, so it shows its rest shape
-    rather than a stale frame."""
-    mesh = mesh_io.mesh_of(obj)
-    offset = mesh.attributes.get(binding_store.OFFSET_ATTRIBUTE)
-    if offset is not None and offset.domain == "POINT":
-        mesh_io.write_attribute(mesh, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR",
-                                np.zeros((len(mesh.vertices), 3)))
-        mesh.update()
+    """Zero the offsets of a soft body that cannot be simulated, so it shows its input (its rest
+    shape, posed) rather than a stale frame. Leaves a mesh in Edit Mode alone."""
+    s = object_settings(obj)
+    if in_edit_mode(obj):
+        return
+    for holder in {mesh_io.mesh_of(obj), binding_store.holder(obj)}:
+        offset = holder.attributes.get(binding_store.OFFSET_ATTRIBUTE)
+        if offset is not None and offset.domain == "POINT":
+            mesh_io.write_attribute(holder, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR",
+                                    np.zeros((len(holder.vertices), 3)))
+            holder.update()
+    cage = s.cage
+    if cage is not None and cage.type == "MESH" and object_settings(cage).source == obj:
+        mesh = mesh_io.mesh_of(cage)
+        offset = mesh.attributes.get(binding_store.OFFSET_ATTRIBUTE)
+        if offset is not None and offset.domain == "POINT":
+            mesh_io.write_attribute(mesh, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR",
+                                    np.zeros((len(mesh.vertices), 3)))
+            mesh.update()

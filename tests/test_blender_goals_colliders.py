@@ -39,7 +39,7 @@ def test_keyframed_goal_pins_track_exactly_free_parts_lag_overshoot_and_settle(s
     rest = rest_positions(obj).astype(np.float64)
     free = np.setdiff1d(np.arange(len(rest)), top)
     lag = []
-    for f in range(1, 97):
+    for f in range(1, 121):
         scene.frame_set(f)
         shown = world(obj, evaluated_positions(obj).astype(np.float64))
         rigid = world(obj, rest)  # where the animation alone puts every vertex
@@ -48,7 +48,7 @@ def test_keyframed_goal_pins_track_exactly_free_parts_lag_overshoot_and_settle(s
     lag = np.array(lag)
     assert lag[:12].min() < -0.02  # behind while the animation moves it
     assert lag[12:].max() > 0.01  # overshoots when the animation stops
-    assert np.abs(lag[-24:]).max() < 0.02 * lag[12:].max()  # and settles: the last second swings < 2 %
+    assert np.abs(lag[-24:]).max() < 0.02 * lag[12:].max()  # and settles: the fifth second swings < 2 %
 
 
 def test_goal_frames_are_the_same_after_a_cold_jump(scene):
