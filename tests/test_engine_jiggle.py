@@ -194,6 +194,14 @@ def test_compiled_and_numpy_paths_agree():
     _, a, _ = _swing_through("capsule", False)
     _, b, _ = _swing_through("capsule", True)
     assert np.abs(a.tails - b.tails).max() < 1e-9
+    # what a frame shows, with stretch (its compensation in the children) and a partial influence
+    model, run = _chain_run(stretch=True, use_compiled=True)
+    pose = rig_pose(model, chain_rig(1, 10, length=0.1)[2], np.array([0.2, 0.0, 0.0]))
+    for alpha in (1.0, 0.4):
+        ref = jiggle.shown(model, run.states[10], pose, alpha, use_compiled=False)
+        fast = jiggle.shown(model, run.states[10], pose, alpha, use_compiled=True)
+        for x, y in zip(ref, fast):
+            assert np.abs(x - y).max() < 1e-12
 
 
 def test_teleport_re_rests_and_a_small_move_swings():

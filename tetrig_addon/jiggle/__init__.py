@@ -40,8 +40,25 @@ __all__ = ["ChainModel", "ChainState", "FramePose", "JiggleSettings", "build_mod
            "pose_from_matrices", "quaternion_to_matrix", "rig_motion", "substeps_for", "rest_state", "step", "shown",
            "teleported", "critical_damping", "frequency"]
 
-rest_state = reference.rest_state
-shown = reference.shown
+
+
+def shown(model: ChainModel, state: ChainState, pose: FramePose, influence: float | None = None,
+          use_compiled: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What a frame shows: every bone aimed at its simulated tail (``reference.shown``: the
+    returned arrays and how the influence blends), through the compiled kernel when it is loaded
+    (``use_compiled`` as in ``step``)."""
+    alpha = float(np.clip(pose.influence if influence is None else influence, 0.0, 1.0))
+    compiled = backend.kernel_ready() if use_compiled is None else use_compiled
+    if compiled:
+        return backend.shown(model, state, pose, alpha)
+    return reference.shown(model, state, pose, alpha)
+
+
+def rest_state(model: ChainModel, pose: FramePose) -> ChainState:
+    """Every tail on its target, at rest (the start frame, or after a teleport)."""
+    zeros = np.zeros((model.bone_count, 3))
+    targets = shown(model, ChainState(zeros, zeros), pose, influence=0.0)[3]
+    return ChainState(targets.copy(), np.zeros_like(targets))
 
 
 def critical_damping(stiffness: float) -> float:
@@ -82,7 +99,7 @@ def step(model: ChainModel, state: ChainState, pose0: FramePose, pose1: FramePos
         A new ``ChainState`` (the inputs are not modified).
     """
     if teleported(pose0.world, pose1.world, settings):
-        return reference.rest_state(model, pose1)
+        return rest_state(model, pose1)
     h = settings.frame_dt / settings.substeps
     gravity = np.asarray(settings.gravity, dtype=np.float64)
     motion = rig_motion(pose0.world, pose1.world, settings.substeps)

@@ -93,3 +93,26 @@ def substeps(model: ChainModel, state: ChainState, pose0: FramePose, pose1: Fram
                     np.ascontiguousarray(pose0.translation), np.ascontiguousarray(pose1.translation),
                     s0, s1, c0, c1, gravity, np.ascontiguousarray(motion), float(h), int(count), x, v)
     return ChainState(x, v)
+
+
+def shown(model: ChainModel, state: ChainState, pose: FramePose,
+          alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``reference.shown`` through the compiled kernel.
+
+    Raises:
+        BackendUnavailable: Numba is missing or failed to load.
+    """
+    warm_up()
+    with _lock:
+        module = _kernel
+    if module is None:
+        raise BackendUnavailable(_error or "the compiled jiggle kernel did not load")
+    n = model.bone_count
+    jiggle3 = np.zeros((n, 3, 3))
+    heads, tails, targets = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
+    module.shown(model.parent, model.length, model.stretch.astype(np.uint8), np.ascontiguousarray(pose.rotation),
+                 np.ascontiguousarray(pose.scale, dtype=np.float64), np.ascontiguousarray(pose.translation),
+                 np.ascontiguousarray(state.positions), float(alpha), jiggle3, heads, tails, targets)
+    jiggle = np.tile(np.eye(4), (n, 1, 1))
+    jiggle[:, :3, :3] = jiggle3
+    return jiggle, heads, tails, targets

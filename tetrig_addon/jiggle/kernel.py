@@ -241,3 +241,104 @@ def warm_up() -> None:
     substeps(*model, np.zeros(n, dtype=np.uint8), q, q.copy(), np.ones(n), np.ones(n), pos, pos.copy(),
              np.zeros((1, 4)), np.zeros((1, 4)), np.zeros((1, 7)), np.zeros((1, 7)), np.zeros(3),
              np.zeros((1, 3, 4)), 0.01, 1, pos.copy(), pos.copy())
+    shown(model[0], model[1], np.zeros(n, dtype=np.uint8), q, np.ones(n), pos, pos, 0.5, np.zeros((n, 3, 3)),
+          pos.copy(), pos.copy(), pos.copy())
+
+
+@numba.njit(cache=True)
+def _aim_local(r_pre: np.ndarray, d: np.ndarray, alpha: float) -> tuple[float, float, float]:
+    """The direction the bone turns its y axis to, in its own frame, ``alpha`` of the way."""
+    lx = r_pre[0, 0] * d[0] + r_pre[1, 0] * d[1] + r_pre[2, 0] * d[2]
+    ly = r_pre[0, 1] * d[0] + r_pre[1, 1] * d[1] + r_pre[2, 1] * d[2]
+    lz = r_pre[0, 2] * d[0] + r_pre[1, 2] * d[1] + r_pre[2, 2] * d[2]
+    n = math.sqrt(lx * lx + ly * ly + lz * lz)
+    if n > TINY:
+        lx, ly, lz = lx / n, ly / n, lz / n
+    else:
+        lx, ly, lz = 0.0, 1.0, 0.0
+    if alpha < 1.0:
+        angle = math.acos(min(max(ly, -1.0), 1.0)) * alpha
+        side = math.sqrt(lx * lx + lz * lz)
+        sx, sz = (lx / side, lz / side) if side > TINY else (0.0, 0.0)
+        lx, ly, lz = math.sin(angle) * sx, math.cos(angle), math.sin(angle) * sz
+    return lx, ly, lz
+
+
+@numba.njit(cache=True)
+def _swing(bx: float, c: float, bz: float, out: np.ndarray) -> None:
+    if c > -1.0 + 1e-12:
+        f = 1.0 / (1.0 + c)
+        out[0, 0], out[0, 1], out[0, 2] = 1.0 - bx * bx * f, bx, -bx * bz * f
+        out[1, 0], out[1, 1], out[1, 2] = -bx, c, -bz
+        out[2, 0], out[2, 1], out[2, 2] = -bx * bz * f, bz, 1.0 - bz * bz * f
+    else:
+        out[:, :] = 0.0
+        out[0, 0], out[1, 1], out[2, 2] = 1.0, -1.0, -1.0
+
+
+@numba.njit(cache=True)
+def shown(parent, length, stretch, q, s, t, positions, alpha,
+          jiggle, heads, tails, targets):  # pragma: no cover -- compiled; checked against the NumPy path
+    """``reference.shown`` bone by bone, into jiggle [n, 3, 3], heads, tails, targets [n, 3]."""
+    n = parent.shape[0]
+    full_r = np.zeros((n, 3, 3))
+    full_t = np.zeros((n, 3))
+    full_s = np.ones(n)
+    shown_r = np.zeros((n, 3, 3))
+    shown_t = np.zeros((n, 3))
+    shown_s = np.ones(n)
+    r_local = np.empty((3, 3))
+    r_pre = np.empty((3, 3))
+    r_show = np.empty((3, 3))
+    turn = np.empty((3, 3))
+    undo = np.empty((3, 3))
+    tmp = np.empty((3, 3))
+    head = np.empty(3)
+    head_show = np.empty(3)
+    d = np.empty(3)
+    for b in range(n):
+        _local_frame(q[b], q[b], s[b], s[b], 1.0, r_local)
+        p = parent[b]
+        for frame in range(2):  # 0: the fully jiggled chain, 1: the chain as shown
+            rr = full_r if frame == 0 else shown_r
+            tt = full_t if frame == 0 else shown_t
+            ss = full_s if frame == 0 else shown_s
+            out_r = r_pre if frame == 0 else r_show
+            out_h = head if frame == 0 else head_show
+            if p < 0:
+                out_r[:, :] = r_local
+                for i in range(3):
+                    out_h[i] = t[b, i]
+            else:
+                _compose(rr[p], r_local, out_r)
+                for i in range(3):
+                    out_h[i] = tt[p, i]
+                    for j in range(3):
+                        out_h[i] += rr[p, i, j] * (t[b, j] * ss[p] if j == 1 else t[b, j])
+        rest = math.sqrt(r_pre[0, 1] ** 2 + r_pre[1, 1] ** 2 + r_pre[2, 1] ** 2) * length[b]
+        for i in range(3):
+            d[i] = positions[b, i] - head[i]
+        size = math.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2)
+        bx, c, bz = _aim_local(r_pre, d, 1.0)
+        _swing(bx, c, bz, turn)
+        _compose(r_pre, turn, full_r[b])
+        full_t[b] = head
+        full_s[b] = size / rest if stretch[b] else 1.0
+        bx, c, bz = _aim_local(r_pre, d, alpha)
+        _swing(bx, c, bz, turn)
+        shown_s[b] = 1.0 + alpha * (size / rest - 1.0) if stretch[b] else 1.0
+        _compose(r_show, turn, shown_r[b])
+        shown_t[b] = head_show
+        if p >= 0 and shown_s[p] != 1.0:
+            undo[:, :] = 0.0
+            undo[0, 0], undo[1, 1], undo[2, 2] = 1.0, 1.0 / shown_s[p], 1.0
+            _compose(undo, r_local, tmp)
+            _compose(np.linalg.inv(r_local), tmp, undo)
+            _compose(undo, turn, jiggle[b])
+        else:
+            jiggle[b] = turn
+        for i in range(3):
+            jiggle[b, i, 1] *= shown_s[b]
+            heads[b, i] = head_show[i]
+            tails[b, i] = head_show[i] + shown_r[b, i, 1] * length[b] * shown_s[b]
+            targets[b, i] = head_show[i] + r_show[i, 1] * length[b]

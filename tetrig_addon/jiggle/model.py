@@ -111,7 +111,7 @@ def build_model(names: list[str] | tuple[str, ...], parent: np.ndarray, length: 
               ("stiffness", arrays["stiffness"] < 0.0, "stiffness must be 0 or more"),
               ("damping", arrays["damping"] < 0.0, "damping must be 0 or more"),
               ("max_speed", arrays["max_speed"] <= 0.0, "max speed must be above 0"),
-              ("angle_limit", (arrays["angle_limit"] <= 0.0) | (arrays["angle_limit"] > math.pi + 1e-9),
+              ("angle_limit", (arrays["angle_limit"] <= 0.0) | (arrays["angle_limit"] > math.pi + 1e-6),
                "angle limit must be above 0° and at most 180°"),
               ("radius", arrays["radius"] < 0.0, "collision radius must be 0 or more"))
     for _, bad, message in checks:
@@ -273,6 +273,10 @@ def rig_motion(world0: np.ndarray, world1: np.ndarray, count: int) -> np.ndarray
     and translation lerped; a non-uniform object scale is refused before this). The damping acts
     on velocities relative to (M_i x − x)/h, the velocity the rig itself gives a point x."""
     w0, w1 = np.asarray(world0, dtype=np.float64), np.asarray(world1, dtype=np.float64)
+    if np.array_equal(w0, w1):  # the object does not move this frame (most frames)
+        still = np.zeros((count, 3, 4))
+        still[:, 0, 0] = still[:, 1, 1] = still[:, 2, 2] = 1.0
+        return still
     s0, s1 = np.linalg.norm(w0[:3, :3], axis=0).mean(), np.linalg.norm(w1[:3, :3], axis=0).mean()
     q = matrix_to_quaternion(np.stack([w0[:3, :3] / s0, w1[:3, :3] / s1]))
     if np.dot(q[0], q[1]) < 0.0:

@@ -314,10 +314,3 @@ def _inherited_stretch_undone(model: ChainModel, idx: np.ndarray, r_local: np.nd
         undo[:, 1, 1] = 1.0 / scale[moved]
         out[moved] = np.linalg.inv(r) @ undo @ r
     return out
-
-
-def rest_state(model: ChainModel, pose: FramePose) -> ChainState:
-    """Every tail on its target, at rest (the start frame, or after a teleport)."""
-    zeros = np.zeros((model.bone_count, 3))
-    _, _, _, targets = shown(model, ChainState(zeros, zeros), pose, influence=0.0)
-    return ChainState(targets.copy(), np.zeros_like(targets))
