@@ -64,6 +64,15 @@ def unavailable_reason() -> str | None:
         return _error
 
 
+def _module() -> ModuleType:
+    warm_up()
+    with _lock:
+        module = _kernel
+    if module is None:
+        raise BackendUnavailable(_error or "the compiled jiggle kernel did not load")
+    return module
+
+
 def substeps(model: ChainModel, state: ChainState, pose0: FramePose, pose1: FramePose, h: float,
              count: int, gravity: np.ndarray, motion: np.ndarray) -> ChainState:
     """``reference.substeps`` through the compiled kernel (sphere and capsule colliders only).
@@ -71,11 +80,7 @@ def substeps(model: ChainModel, state: ChainState, pose0: FramePose, pose1: Fram
     Raises:
         BackendUnavailable: Numba is missing or failed to load.
     """
-    warm_up()
-    with _lock:
-        module = _kernel
-    if module is None:
-        raise BackendUnavailable(_error or "the compiled jiggle kernel did not load")
+    module = _module()
     q0, q1 = pose0.rotation, pose1.rotation
     q1 = np.where((np.einsum("ij,ij->i", q0, q1) < 0.0)[:, None], -q1, q1)
     x, v = state.positions.copy(), state.velocities.copy()
@@ -102,11 +107,7 @@ def shown(model: ChainModel, state: ChainState, pose: FramePose,
     Raises:
         BackendUnavailable: Numba is missing or failed to load.
     """
-    warm_up()
-    with _lock:
-        module = _kernel
-    if module is None:
-        raise BackendUnavailable(_error or "the compiled jiggle kernel did not load")
+    module = _module()
     n = model.bone_count
     jiggle3 = np.zeros((n, 3, 3))
     heads, tails, targets = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))

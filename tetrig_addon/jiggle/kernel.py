@@ -112,22 +112,8 @@ def _constrain(axis: np.ndarray, head: np.ndarray, d: np.ndarray, stretch: bool,
 @numba.njit(cache=True)
 def _aim(r_pre: np.ndarray, d: np.ndarray, rest: float, stretch: bool, out: np.ndarray) -> float:
     """out = the bone's turn (3×3) for the tail offset d (influence 1); returns its stretch."""
-    lx = r_pre[0, 0] * d[0] + r_pre[1, 0] * d[1] + r_pre[2, 0] * d[2]
-    ly = r_pre[0, 1] * d[0] + r_pre[1, 1] * d[1] + r_pre[2, 1] * d[2]
-    lz = r_pre[0, 2] * d[0] + r_pre[1, 2] * d[1] + r_pre[2, 2] * d[2]
-    n = math.sqrt(lx * lx + ly * ly + lz * lz)
-    if n > TINY:
-        bx, c, bz = lx / n, ly / n, lz / n
-    else:
-        bx, c, bz = 0.0, 1.0, 0.0
-    if c > -1.0 + 1e-12:
-        f = 1.0 / (1.0 + c)
-        out[0, 0], out[0, 1], out[0, 2] = 1.0 - bx * bx * f, bx, -bx * bz * f
-        out[1, 0], out[1, 1], out[1, 2] = -bx, c, -bz
-        out[2, 0], out[2, 1], out[2, 2] = -bx * bz * f, bz, 1.0 - bz * bz * f
-    else:
-        out[:, :] = 0.0
-        out[0, 0], out[1, 1], out[2, 2] = 1.0, -1.0, -1.0
+    bx, c, bz = _aim_local(r_pre, d, 1.0)
+    _swing(bx, c, bz, out)
     if stretch:
         return math.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2) / rest
     return 1.0
