@@ -31,7 +31,7 @@ class TETRIG_PT_jiggle(TetRigPanel):
             self.layout.prop(rig_settings(obj), "enabled", text="")
 
     def draw(self, context: bpy.types.Context) -> None:
-        layout = self.layout
+        layout = self.layout.column()
         obj = context.active_object
         if obj is None:
             return
@@ -91,7 +91,7 @@ class TETRIG_PT_jiggle(TetRigPanel):
         box.operator("tetrig.jiggle_apply_chain", icon="LINKED")
 
     def draw_bake(self, context: bpy.types.Context, obj: bpy.types.Object) -> None:
-        layout = self.layout
+        layout = self.layout.column()
         scene = context.scene
         if scene is None:
             return

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 
 import bpy
 import numpy as np
-from mathutils import Matrix
+from mathutils import Euler, Matrix
 
 from ..tetrig_addon import jiggle
 from ..tetrig_addon.errors import TetRigInputError
@@ -127,7 +127,7 @@ def free(obj: bpy.types.Object) -> bool:
     settings = rig_settings(obj)
     baked_action = obj.animation_data.action if obj.animation_data is not None else None
     if settings.original_action is not None or (baked_action is not None and baked_action.get(ACTION_MARK)):
-        obj.animation_data.action = settings.original_action  # type: ignore[union-attr]
+        obj.animation_data.action = settings.original_action
         settings.original_action = None
         if baked_action is not None and baked_action.get(ACTION_MARK) and baked_action.users == 0:
             bpy.data.actions.remove(baked_action)
@@ -140,17 +140,17 @@ def free(obj: bpy.types.Object) -> bool:
 ACTION_MARK = "tetrig_jiggle_bake"
 
 
-def _channels(pb: bpy.types.PoseBone, basis: Matrix, previous: object) -> list[tuple[str, tuple]]:
+def _channels(pb: bpy.types.PoseBone, basis: Matrix, previous: Euler | None) -> list[tuple[str, tuple]]:
     """The rotation channel of ``pb``'s rotation mode (and its value) for a basis matrix."""
     mode = pb.rotation_mode
     rot = basis.to_quaternion()
     if mode == "QUATERNION":
-        return [("rotation_quaternion", tuple(rot))]
+        return [("rotation_quaternion", (rot.w, rot.x, rot.y, rot.z))]
     if mode == "AXIS_ANGLE":
         axis, angle = rot.to_axis_angle()
-        return [("rotation_axis_angle", (angle, *axis))]
+        return [("rotation_axis_angle", (angle, axis.x, axis.y, axis.z))]
     euler = rot.to_euler(mode, previous) if previous is not None else rot.to_euler(mode)
-    return [("rotation_euler", tuple(euler))]
+    return [("rotation_euler", (euler.x, euler.y, euler.z))]
 
 
 def bake_to_action(obj: bpy.types.Object, scene: bpy.types.Scene, frame_start: int | None = None,
@@ -182,7 +182,8 @@ def bake_to_action(obj: bpy.types.Object, scene: bpy.types.Scene, frame_start: i
     if obj.animation_data is None:
         obj.animation_data_create()
     original = obj.animation_data.action
-    action = original.copy() if original is not None else bpy.data.actions.new(f"{obj.name}Action")
+    action = cast(bpy.types.Action, original.copy() if original is not None
+                  else bpy.data.actions.new(f"{obj.name}Action"))
     action.name = f"{(original.name if original is not None else obj.name)}_Jiggle"
     action[ACTION_MARK] = True
     settings = rig_settings(obj)
@@ -192,7 +193,7 @@ def bake_to_action(obj: bpy.types.Object, scene: bpy.types.Scene, frame_start: i
     obj.animation_data.action = action
     keys = 0
     for j, pb in enumerate(bones):
-        previous = None
+        previous: Euler | None = None
         for i, f in enumerate(range(first, last + 1)):
             for path, value in _channels(pb, bases[i][j], previous):
                 setattr(pb, path, value)

@@ -31,8 +31,8 @@ def _circles(center: np.ndarray, radius: float) -> np.ndarray:
 def selected(pb: bpy.types.PoseBone) -> bool:
     """Whether a pose bone is selected (Blender 5.0 moved ``select`` from ``Bone`` to ``PoseBone``)."""
     if "select" in pb.bl_rna.properties:
-        return bool(pb.select)  # type: ignore[attr-defined]
-    return bool(pb.bone.select)
+        return bool(getattr(pb, "select"))
+    return bool(getattr(pb.bone, "select"))
 
 
 def segments(context: bpy.types.Context) -> np.ndarray:

@@ -23,6 +23,7 @@ from ..tetrig_addon import jiggle
 from ..tetrig_addon.errors import TetRigInputError
 from ..tetrig_addon.jiggle.model import MIN_BONE_LENGTH
 from . import jiggle_rig, scene_inputs
+from .properties import ROLE_NONE, object_settings
 from .jiggle_properties import SHAPE_AUTO, SHAPE_CAPSULE, SHAPE_MESH, SHAPE_SPHERE, rig_settings
 
 # Inputs of a frame that differ from its record by less than this (metres, or rotation-matrix
@@ -75,7 +76,7 @@ def collider_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy.
     for o in scene.objects:
         if o.type not in {"MESH", "EMPTY"} or o == obj or jiggle_rig.is_target(o):
             continue
-        if getattr(o.tetrig, "role", "NONE") != "NONE":  # soft bodies and cages
+        if object_settings(o).role != ROLE_NONE:  # soft bodies and cages
             continue
         if o.type == "EMPTY":
             if rig_settings(o).use_as_collider:

@@ -9,6 +9,7 @@ distance) in Blender units, times the scene's unit scale.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, PointerProperty
@@ -22,7 +23,7 @@ SHAPE_AUTO, SHAPE_SPHERE, SHAPE_CAPSULE, SHAPE_MESH = "AUTO", "SPHERE", "CAPSULE
 
 def _bone_changed(settings: "TetRigJiggleBone", _context: bpy.types.Context | None) -> None:
     from . import jiggle_sim  # the settings key the cache; a model change is noticed at the next frame
-    jiggle_sim.settings_changed(settings.id_data)
+    jiggle_sim.settings_changed(cast(bpy.types.Object, settings.id_data))
 
 
 def _enabled_changed(settings: "TetRigJiggleBone", context: bpy.types.Context | None) -> None:
@@ -30,7 +31,7 @@ def _enabled_changed(settings: "TetRigJiggleBone", context: bpy.types.Context | 
     that cannot have jiggle bones is left as it is; the panel and the handler say why."""
     from ..tetrig_addon.errors import TetRigInputError
     from . import jiggle_rig, jiggle_sim
-    obj = settings.id_data
+    obj = cast(bpy.types.Object, settings.id_data)
     scene = getattr(context, "scene", None) or bpy.context.scene
     jiggle_sim.settings_changed(obj)
     if scene is None:

@@ -46,12 +46,16 @@ def rig_problem(obj: bpy.types.Object | None) -> str:
                 "Library Override (Object > Library Override > Make) to give it jiggle bones")
     scale = np.linalg.norm(np.array(obj.matrix_world)[:3, :3], axis=0)
     if np.linalg.det(np.array(obj.matrix_world)[:3, :3]) <= 0.0:
-        return (f"{obj.name} has a negative (mirroring) or zero scale {tuple(round(s, 4) for s in obj.scale)}: "
+        return (f"{obj.name} has a negative (mirroring) or zero scale {_scale(obj)}: "
                 "jiggle bones need a positive scale (apply the scale, Ctrl+A)")
     if np.abs(scale - scale.mean()).max() > UNIFORM_SCALE_TOLERANCE * scale.mean():
-        return (f"{obj.name} has a non-uniform scale {tuple(round(s, 4) for s in obj.scale)}: jiggle "
+        return (f"{obj.name} has a non-uniform scale {_scale(obj)}: jiggle "
                 "bones need the same scale on x, y and z (apply the scale, Ctrl+A)")
     return ""
+
+
+def _scale(obj: bpy.types.Object) -> tuple[float, ...]:
+    return tuple(np.round(np.array(obj.scale, dtype=np.float64), 4).tolist())
 
 
 def jiggle_bones(obj: bpy.types.Object) -> list[bpy.types.PoseBone]:

@@ -79,10 +79,10 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> jiggle.Jiggle
     """The rig's settings in SI units (read at every frame; the cache key holds them)."""
     s = rig_settings(obj)
     dt = frame_dt(scene)
-    gravity = tuple(float(g) for g in scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+    gravity = tuple(np.array(scene.gravity, dtype=np.float64).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
     return jiggle.JiggleSettings(
         frame_dt=dt, substeps=jiggle.substeps_for(s.steps_per_second, dt, s.max_step),
-        gravity=gravity,  # type: ignore[arg-type]
+        gravity=gravity,
         teleport_distance=s.teleport_distance * scene.unit_settings.scale_length,
         teleport_angle=s.teleport_angle)
 

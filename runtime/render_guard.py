@@ -224,12 +224,12 @@ def render_messages(scene: bpy.types.Scene) -> list[str]:
             line += "; frames outside the bake are simulated live"
         lines.append(line)
     for obj in jiggle_sim.rigs(scene):
-        state = jiggle_bake.status(obj, scene)
-        if state is None or state.bones_changed:
+        rig_bake = jiggle_bake.status(obj, scene)
+        if rig_bake is None or rig_bake.bones_changed:
             lines.append(f"{PREFIX}: rendering the jiggle bones of {obj.name} live (not baked)")
         else:
-            line = f"{PREFIX}: rendering the jiggle bones of {obj.name} from its bake ({state.info.describe()})"
-            lines.append(line + ("; the bake is outdated" if state.outdated else ""))
+            line = f"{PREFIX}: rendering the jiggle bones of {obj.name} from its bake ({rig_bake.info.describe()})"
+            lines.append(line + ("; the bake is outdated" if rig_bake.outdated else ""))
     return lines
 
 

@@ -93,7 +93,7 @@ def build_model(names: list[str] | tuple[str, ...], parent: np.ndarray, length: 
         raise TetRigInputError("Jiggle bones must be listed parents first.")
 
     def per_bone(value: np.ndarray | float | bool, label: str, dtype: type = np.float64) -> np.ndarray:
-        arr = np.broadcast_to(np.asarray(value, dtype=dtype), (count,)).copy()
+        arr: np.ndarray = np.broadcast_to(np.asarray(value, dtype=dtype), (count,)).copy()
         if dtype is np.float64 and not np.all(np.isfinite(arr)):
             bad = names[int(np.flatnonzero(~np.isfinite(arr))[0])]
             raise TetRigInputError(f"{bad}: the jiggle {label} is not a finite number.")
