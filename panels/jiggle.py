@@ -108,4 +108,4 @@ class TETRIG_PT_jiggle(TetRigPanel):
         row.operator("tetrig.jiggle_free_bake", icon="TRASH")
         row = layout.row(align=True)
         row.operator("tetrig.jiggle_bake_action", icon="ACTION")
-        row.operator("tetrig.jiggle_update_rig", icon="FILE_REFRESH")
+        row.operator("tetrig.jiggle_update_rig", text="Update Rig", icon="FILE_REFRESH")

@@ -54,7 +54,7 @@ class TetRigJiggleBone(bpy.types.PropertyGroup):
         description="Spring toward the animated tail, per unit mass [1/s²]: the bone swings at "
                     "√k/2π Hz whatever its length or the rig's scale (158 = 2 Hz)")
     damping: FloatProperty(  # type: ignore[valid-type]
-        name="Damping", default=2.0 * 0.3 * math.sqrt(DEFAULT_STIFFNESS), min=0.0, soft_max=200.0,
+        name="Damping", default=2.0 * 0.5 * math.sqrt(DEFAULT_STIFFNESS), min=0.0, soft_max=200.0,
         update=_bone_changed,
         description="Damping of the tail's motion relative to the rig [1/s]: 2√k (the Critical button) "
                     "returns without overshoot, less swings longer")
@@ -93,7 +93,7 @@ class TetRigJiggleObject(bpy.types.PropertyGroup):
         description="Simulation steps per second of scene time (rounded to whole steps per frame): the "
                     "same motion at any frame rate")
     max_step: FloatProperty(  # type: ignore[valid-type]
-        name="Max Step (dt Clamp)", default=jiggle_model.DEFAULT_MAX_STEP, min=1e-4, max=1.0,
+        name="Max Step", default=jiggle_model.DEFAULT_MAX_STEP, min=1e-4, max=1.0,
         precision=4, unit="TIME_ABSOLUTE",
         description="No integration step is longer than this [s] (the seed's 1/30 s clamp): a low "
                     "Steps per Second or frame rate takes more steps, never a longer one")

@@ -187,12 +187,12 @@ def _collider(bpy, kind: str):
         empty = bpy.data.objects.new("Ball", None)
         empty.empty_display_type = "SPHERE"
         empty.empty_display_size = 0.15
-        empty.location = (0.45, 0.0, 0.85)
+        empty.location = (0.3, 0.0, 0.85)
         bpy.context.scene.collection.objects.link(empty)
         empty.tetrig_jiggle.use_as_collider = True  # empties have no Collision physics in Blender
         return empty
     else:
-        bpy.ops.mesh.primitive_cylinder_add(radius=0.08, depth=1.0, location=(0.45, 0.0, 0.85),
+        bpy.ops.mesh.primitive_cylinder_add(radius=0.08, depth=1.0, location=(0.3, 0.0, 0.7),
                                             rotation=(math.pi / 2, 0.0, 0.0))
         obj = bpy.context.active_object
         obj.tetrig_jiggle.collider_shape = "CAPSULE"
@@ -210,9 +210,9 @@ def test_blender_colliders_keep_tails_out(bpy, addon, kind):
     played = _play(bpy, obj, range(1, 49))
     tails = np.array(list(played.values()))
     if kind == "sphere":
-        gap = np.linalg.norm(tails - np.array([0.45, 0.0, 0.85]), axis=2) - 0.15 - 0.03
+        gap = np.linalg.norm(tails - np.array([0.3, 0.0, 0.85]), axis=2) - 0.15 - 0.03
     else:
-        a, b = np.array([0.45, -0.42, 0.85]), np.array([0.45, 0.42, 0.85])  # the capsule's core
+        a, b = np.array([0.3, -0.42, 0.7]), np.array([0.3, 0.42, 0.7])  # the capsule's core
         t = np.clip(np.einsum("fni,i->fn", tails - a, b - a) / np.dot(b - a, b - a), 0, 1)
         gap = np.linalg.norm(tails - (a + t[..., None] * (b - a)), axis=2) - 0.08 - 0.03
     assert gap.min() > -1e-6

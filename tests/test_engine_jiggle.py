@@ -97,7 +97,7 @@ def test_frequency_ignores_the_rig_scale_and_bone_length():
 
 
 def _chain_run(limit_deg: float = 180.0, stretch: bool = False, use_compiled: bool | None = False, **kw):
-    model, _, offsets = chain_rig(1, 10, length=0.1, stiffness=60.0, damping=4.0, gravity_scale=1.0,
+    model, _, offsets = chain_rig(1, 10, length=0.1, stiffness=60.0, damping=8.0, gravity_scale=1.0,
                                   angle_limit=math.radians(limit_deg), stretch=stretch)
     motion = smooth_motion(0.2, 0.3, 0.3)
     return model, simulate(model, offsets, motion, 24, 2.0, gravity=(0.0, 0.0, -9.81),
@@ -142,7 +142,7 @@ def _swing_through(collider_kind: str, use_compiled: bool | None):
         extra = {"spheres": np.array([[0.3, 0.3, 0.0, 0.1]])}
     else:
         extra = {"capsules": np.array([[0.3, 0.3, -0.3, 0.3, 0.3, 0.3, 0.06]])}
-    run = simulate(model, offsets, smooth_motion(0.1, 1.0, 0.6), 24, 2.0, use_compiled=use_compiled,
+    run = simulate(model, offsets, smooth_motion(0.1, 2.0, 0.6), 24, 3.0, use_compiled=use_compiled,
                    colliders_at=lambda t: extra)
     return model, run, extra
 
@@ -163,10 +163,10 @@ def test_no_tail_inside_a_collider(kind, use_compiled):
     model, run, extra = _swing_through(kind, use_compiled)
     clearance = _distance_to_core(run.tails, extra) - model.radius[None, :]
     assert clearance.min() >= -1e-9
-    assert clearance.min() < 0.01  # the chain did touch it
+    assert clearance.min() < 1e-3  # the chain did touch it
     # the same rig without the collider goes right through
-    free = simulate(model, chain_rig(1, 5, length=0.1)[2], smooth_motion(0.1, 1.0, 0.6), 24, 2.0)
-    assert (_distance_to_core(free.tails, extra) - 0.02).min() < -0.02
+    free = simulate(model, chain_rig(1, 5, length=0.1)[2], smooth_motion(0.1, 2.0, 0.6), 24, 3.0)
+    assert (_distance_to_core(free.tails, extra) - 0.02).min() < -0.05
 
 
 def test_mesh_collider_through_signed_distance():
@@ -201,7 +201,7 @@ def test_compiled_and_numpy_paths_agree():
         ref = jiggle.shown(model, run.states[10], pose, alpha, use_compiled=False)
         fast = jiggle.shown(model, run.states[10], pose, alpha, use_compiled=True)
         for x, y in zip(ref, fast):
-            assert np.abs(x - y).max() < 1e-12
+            assert np.abs(x - y).max() < 1e-9
 
 
 def test_teleport_re_rests_and_a_small_move_swings():

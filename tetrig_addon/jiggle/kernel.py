@@ -149,6 +149,7 @@ def substeps(parent, length, stiffness, damping, gravity_scale, max_speed, angle
     r_final = np.zeros((n, 3, 3))
     t_final = np.zeros((n, 3))
     s_final = np.ones(n)
+    r_anim = np.zeros((n, 3, 3))
     r_local = np.empty((3, 3))
     r_pre = np.empty((3, 3))
     jig = np.empty((3, 3))
@@ -177,8 +178,10 @@ def substeps(parent, length, stiffness, damping, gravity_scale, max_speed, angle
                     head[i] = (1.0 - a) * t0[b, i] + a * t1[b, i]
                     for j in range(3):
                         r_pre[i, j] = r_local[i, j]
+                        r_anim[b, i, j] = r_local[i, j]
             else:
                 _compose(r_final[p], r_local, r_pre)
+                _compose(r_anim[p], r_local, r_anim[b])
                 for i in range(3):
                     head[i] = t_final[p, i]
                     for j in range(3):
@@ -189,7 +192,7 @@ def substeps(parent, length, stiffness, damping, gravity_scale, max_speed, angle
             for i in range(3):
                 rig_v = (motion[step, i, 0] * x[b, 0] + motion[step, i, 1] * x[b, 1]
                          + motion[step, i, 2] * x[b, 2] + motion[step, i, 3] - x[b, i]) / h
-                axis[i] = r_pre[i, 1] * length[b]
+                axis[i] = r_anim[b, i, 1] * length[b]
                 target = head[i] + axis[i]
                 vi = v[b, i] + h * (-k * (x[b, i] - target) - c * (v[b, i] - rig_v)
                                     + gravity[i] * gravity_scale[b])
@@ -273,6 +276,7 @@ def shown(parent, length, stretch, q, s, t, positions, alpha,
     shown_r = np.zeros((n, 3, 3))
     shown_t = np.zeros((n, 3))
     shown_s = np.ones(n)
+    r_anim = np.zeros((n, 3, 3))
     r_local = np.empty((3, 3))
     r_pre = np.empty((3, 3))
     r_show = np.empty((3, 3))
@@ -301,6 +305,10 @@ def shown(parent, length, stretch, q, s, t, positions, alpha,
                     out_h[i] = tt[p, i]
                     for j in range(3):
                         out_h[i] += rr[p, i, j] * (t[b, j] * ss[p] if j == 1 else t[b, j])
+        if p < 0:
+            r_anim[b] = r_local
+        else:
+            _compose(r_anim[p], r_local, r_anim[b])
         rest = math.sqrt(r_pre[0, 1] ** 2 + r_pre[1, 1] ** 2 + r_pre[2, 1] ** 2) * length[b]
         for i in range(3):
             d[i] = positions[b, i] - head[i]
@@ -327,4 +335,4 @@ def shown(parent, length, stretch, q, s, t, positions, alpha,
             jiggle[b, i, 1] *= shown_s[b]
             heads[b, i] = head_show[i]
             tails[b, i] = head_show[i] + shown_r[b, i, 1] * length[b] * shown_s[b]
-            targets[b, i] = head_show[i] + r_show[i, 1] * length[b]
+            targets[b, i] = head_show[i] + r_anim[b, i, 1] * length[b]

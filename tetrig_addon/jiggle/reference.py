@@ -5,7 +5,7 @@ The compiled path (``kernel.py``) runs the same formulas bone by bone; both give
 rounding (tests/test_engine_jiggle.py). Mesh colliders (``colliders.Collider``) are handled here
 only. The formulas, per step h and bone (the seed's spring-damper, semi-implicit Euler):
 
-    target tail  x_t = head + R_pre[:, 1] · length,   v_rig = (M x − x) / h  (the rig object's motion)
+    target tail  x_t = head + R_anim[:, 1] · length,  v_rig = (M x − x) / h  (the rig object's motion)
     a = −k (x − x_t) − c (v − v_rig) + g · gravity_scale,   v ← v + a h,   |v − v_rig| ≤ max speed
     x ← x + v h, then projected: length kept (unless stretch), the cone around x_t − head,
     colliders; v ← (x − x_before) / h (the projections remove the velocity they undo, as PBD).
@@ -211,6 +211,19 @@ def pre_frames(model: ChainModel, idx: np.ndarray, r_local: np.ndarray, t_local:
     return r_pre, t_pre
 
 
+def animated_frames(model: ChainModel, idx: np.ndarray, r_local: np.ndarray, r_anim: np.ndarray) -> np.ndarray:
+    """The animated (un-jiggled) world orientation of bones ``idx``: their local frames carried by
+    their parents' animated orientations. A bone's target is its head (on its parent's *simulated*
+    tail) plus its animated direction, as KawaiiPhysics pulls a bone to its parent's simulated
+    location plus the animated offset: the parent's swing moves the child's head but does not
+    turn its target, so a chain of bones tuned alike does not drive each other at resonance."""
+    p = model.parent[idx]
+    r = r_local[idx]
+    if np.all(p < 0):
+        return r
+    return np.where((p < 0)[:, None, None], r, np.einsum("nij,njk->nik", r_anim[np.maximum(p, 0)], r))
+
+
 def _lerp_colliders(c0: np.ndarray, c1: np.ndarray, a: float) -> np.ndarray:
     return (1.0 - a) * c0 + a * c1 if c0.shape == c1.shape else c1
 
@@ -225,6 +238,7 @@ def substeps(model: ChainModel, state: ChainState, pose0: FramePose, pose1: Fram
     x, v = state.positions.copy(), state.velocities.copy()
     n = model.bone_count
     r_final, t_final, s_final = np.zeros((n, 3, 3)), np.zeros((n, 3)), np.ones(n)
+    r_anim = np.zeros((n, 3, 3))
     k, c = model.stiffness[:, None], model.damping[:, None]
     pull = gravity[None, :] * model.gravity_scale[:, None]
     for step in range(count):
@@ -235,7 +249,8 @@ def substeps(model: ChainModel, state: ChainState, pose0: FramePose, pose1: Fram
         m = motion[step]
         for idx in model.levels:
             r_pre, head = pre_frames(model, idx, r_local, t_local, r_final, t_final, s_final)
-            axis = r_pre[:, :, 1] * model.length[idx, None]
+            r_anim[idx] = animated_frames(model, idx, r_local, r_anim)
+            axis = r_anim[idx][:, :, 1] * model.length[idx, None]
             target = head + axis
             xi, vi = x[idx], v[idx]
             rig_v = (xi @ m[:, :3].T + m[:, 3] - xi) / h
@@ -269,14 +284,15 @@ def shown(model: ChainModel, state: ChainState, pose: FramePose,
     Returns:
         (jiggle, heads, tails, targets): jiggle float64 [n, 4, 4], each bone's extra transform in
         its own frame (final = pre · jiggle: what the bone's constraint applies); heads, tails and
-        the target tails (where the animation alone would put each tail, from its parent as shown)
-        float64 [n, 3] [m], world space, as shown.
+        the target tails (the head as shown plus the bone's animated direction: the axis of its
+        cone) float64 [n, 3] [m], world space.
     """
     alpha = float(np.clip(pose.influence if influence is None else influence, 0.0, 1.0))
     n = model.bone_count
     r_local, t_local = interpolated_frames(pose, pose, 1.0)
     full_r, full_t, full_s = np.zeros((n, 3, 3)), np.zeros((n, 3)), np.ones(n)
     shown_r, shown_t, shown_s = np.zeros((n, 3, 3)), np.zeros((n, 3)), np.ones(n)
+    r_anim = np.zeros((n, 3, 3))
     jiggle = np.tile(np.eye(4), (n, 1, 1))
     heads, tails, targets = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
     for idx in model.levels:
@@ -295,7 +311,8 @@ def shown(model: ChainModel, state: ChainState, pose: FramePose,
         jiggle[idx, :3, 1] *= shown_s[idx, None]
         heads[idx] = head_show
         tails[idx] = head_show + shown_r[idx][:, :, 1] * (model.length[idx] * shown_s[idx])[:, None]
-        targets[idx] = head_show + r_show[:, :, 1] * model.length[idx, None]
+        r_anim[idx] = animated_frames(model, idx, r_local, r_anim)
+        targets[idx] = head_show + r_anim[idx][:, :, 1] * model.length[idx, None]
     return jiggle, heads, tails, targets
 
 
