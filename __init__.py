@@ -18,9 +18,10 @@ def register() -> None:
     modules: list[ModuleType] = [preferences]
     if dependencies.scipy().available:
         from . import operators
-        from .runtime import compiled_solver, handlers, presets, properties
+        from .runtime import compiled_solver, handlers, jiggle_draw, jiggle_properties, presets, properties
 
-        modules += [properties, presets, compiled_solver, operators, panels, handlers]
+        modules += [properties, jiggle_properties, presets, compiled_solver, operators, panels, handlers,
+                    jiggle_draw]
     else:
         modules.append(panels.dependencies)
     for module in modules:

@@ -20,13 +20,5 @@ class TETRIG_OT_preset_add(AddPresetBase, bpy.types.Operator):  # type: ignore[m
     preset_values = presets.PRESET_VALUES
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:  # type: ignore[override]
-        remove_active: bool = getattr(self, "remove_active")
-        if remove_active or getattr(self, "remove_name"):
-            name: str = getattr(bpy.types, "TETRIG_MT_presets").bl_label if remove_active else self.name
-            path = bpy.utils.preset_find(name, self.preset_subdir, ext=".py") or bpy.utils.preset_find(
-                name, self.preset_subdir, display_name=True, ext=".py")
-            if path and presets.is_shipped(path):
-                self.report({"WARNING"}, f"{name} ships with TetRig and cannot be removed")
-                return {"CANCELLED"}
-        result: OperatorResult = super().execute(context)  # type: ignore[assignment]  # (stub: None)
+        result: OperatorResult = presets.guarded_preset_execute(self, context, "TETRIG_MT_presets")
         return result

@@ -11,11 +11,11 @@ from . import dependencies
 
 
 def _classes() -> tuple[type, ...]:
-    from . import main, menus
+    from . import jiggle, main, menus
 
-    return (menus.TETRIG_MT_presets, menus.TETRIG_MT_export, main.TETRIG_PT_main,
-            main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_collisions,
-            main.TETRIG_PT_bake, main.TETRIG_PT_output)
+    return (menus.TETRIG_MT_presets, menus.TETRIG_MT_jiggle_presets, menus.TETRIG_MT_export,
+            main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_collisions,
+            main.TETRIG_PT_bake, main.TETRIG_PT_output, jiggle.TETRIG_PT_jiggle)
 
 
 def register() -> None:

@@ -101,6 +101,10 @@ class TETRIG_PT_main(TetRigPanel):
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
         obj = _target(context)
+        active = context.active_object
+        if obj is None and active is not None and active.type == "ARMATURE":
+            layout.label(text="Armature: its jiggle bones are below", icon="BONE_DATA")
+            return
         if obj is None:
             layout.label(text="Select a mesh object", icon="INFO")
             return

@@ -14,6 +14,7 @@ import tempfile
 
 import bpy
 
+from ..tetrig_addon.jiggle import backend as jiggle_backend
 from ..tetrig_addon.solver import backend
 
 # The add-on's package (``bl_ext.user_default.tetrig`` when installed as an extension).
@@ -72,6 +73,7 @@ def wait_in_background() -> None:
 def register() -> None:
     backend.configure(cache_dir())
     backend.warm_up(background=True)
+    jiggle_backend.warm_up(background=True)  # the jiggle kernel, into the same cache folder
     if not bpy.app.background and not bpy.app.timers.is_registered(_poll):
         bpy.app.timers.register(_poll, first_interval=0.1)
 

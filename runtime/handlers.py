@@ -7,7 +7,7 @@ from __future__ import annotations
 import bpy
 from bpy.app.handlers import persistent
 
-from . import render_guard, scene_inputs, simulation
+from . import jiggle_sim, render_guard, scene_inputs, simulation
 
 
 @persistent
@@ -22,16 +22,18 @@ def on_load_post(*_args: object) -> None:
     # New file: session ids now name other objects. Show the active scene's current frame (other
     # scenes update when their frame changes).
     simulation.free()
+    jiggle_sim.free()
     render_guard.forget()
     context = bpy.context
     if context.scene is not None:
-        simulation.update_scene(context.scene, context.evaluated_depsgraph_get())
+        render_guard.update_all(context.scene, context.evaluated_depsgraph_get())
 
 
 @persistent
 def on_undo_redo(*_args: object) -> None:
-    # Undo may restore an older cage or binding under the same session id.
+    # Undo may restore an older cage, binding or rig under the same session id.
     simulation.free()
+    jiggle_sim.free()
 
 
 # Modes in which a depsgraph update of a soft body's mesh is the user editing its weights or
@@ -84,3 +86,4 @@ def unregister() -> None:
     if bpy.app.timers.is_registered(render_guard.poll_timer):
         bpy.app.timers.unregister(render_guard.poll_timer)
     simulation.free()
+    jiggle_sim.free()

@@ -41,7 +41,7 @@ from typing import Callable
 
 import bpy
 
-from . import bake, simulation
+from . import bake, jiggle_bake, jiggle_sim, simulation
 
 # Seconds a render thread waits for the main thread to start its update before giving up.
 PICKUP_TIMEOUT_S = 10.0
@@ -70,6 +70,17 @@ _lock_turned_on: set[int] = set()  # session_uid of scenes whose Lock Interface 
 _timed_out: set[str] = set()  # names of scenes already warned about a dropped update
 _viewport_pending: set[str] = set()  # names of scenes whose viewport update waits for a render job
 _last_request = -float("inf")  # time.monotonic() of the last request from another thread
+
+
+def update_all(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+    """Show the scene's current frame: its soft bodies, then its jiggle rigs (main thread)."""
+    simulation.update_scene(scene, depsgraph)
+    jiggle_sim.update_scene(scene, depsgraph)
+
+
+def simulated(scene: bpy.types.Scene) -> bool:
+    """Whether the scene has anything TetRig updates per frame (soft bodies or jiggle rigs)."""
+    return bool(simulation.soft_bodies(scene) or jiggle_sim.rigs(scene))
 
 
 def in_main_thread() -> bool:
@@ -134,7 +145,7 @@ def update_deferred_viewports() -> None:
         name = _viewport_pending.pop()
         scene = bpy.data.scenes.get(name)
         if scene is not None and scene == context.scene:
-            simulation.update_scene(scene, context.evaluated_depsgraph_get())
+            update_all(scene, context.evaluated_depsgraph_get())
 
 
 def poll_timer() -> float:
@@ -181,19 +192,19 @@ def frame_changed(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> Non
             if _render_job_running():
                 _viewport_pending.add(scene.name)  # a UI render job may be reading these meshes
                 return
-            if simulation.soft_bodies(scene):
+            if simulated(scene):
                 ensure_lock_interface(scene)
-        simulation.update_scene(scene, depsgraph)
+        update_all(scene, depsgraph)
         return
-    if not simulation.soft_bodies(scene):  # reading only: nothing to wait for
+    if not simulated(scene):  # reading only: nothing to wait for
         return
     frame = scene.frame_current
-    if not run_in_main_thread(lambda: simulation.update_scene(scene, depsgraph)):
+    if not run_in_main_thread(lambda: update_all(scene, depsgraph)):
         name = scene.name
         if name not in _timed_out:
             _timed_out.add(name)
             print(f"{PREFIX}: the main thread did not answer within {PICKUP_TIMEOUT_S:.0f} s; "
-                  f"soft bodies of the scene {name!r} keep their previous state at frame {frame}")
+                  f"soft bodies and jiggle bones of the scene {name!r} keep their previous state at frame {frame}")
 
 
 def render_messages(scene: bpy.types.Scene) -> list[str]:
@@ -212,6 +223,13 @@ def render_messages(scene: bpy.types.Scene) -> list[str]:
         if scene.frame_start < info.frame_start or scene.frame_end > info.frame_end:
             line += "; frames outside the bake are simulated live"
         lines.append(line)
+    for obj in jiggle_sim.rigs(scene):
+        rig_bake = jiggle_bake.status(obj, scene)
+        if rig_bake is None or rig_bake.bones_changed:
+            lines.append(f"{PREFIX}: rendering the jiggle bones of {obj.name} live (not baked)")
+        else:
+            line = f"{PREFIX}: rendering the jiggle bones of {obj.name} from its bake ({rig_bake.info.describe()})"
+            lines.append(line + ("; the bake is outdated" if rig_bake.outdated else ""))
     return lines
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import bpy
 import numpy as np
@@ -163,6 +163,12 @@ def _collider(c: bpy.types.Object, depsgraph: bpy.types.Depsgraph, unit: float) 
 PoseReader = Callable[[bpy.types.Object, bpy.types.Depsgraph], np.ndarray]
 
 
+def mesh_collider(c: bpy.types.Object, depsgraph: bpy.types.Depsgraph, unit: float) -> collision.Collider | None:
+    """The collider of one mesh object with Collision physics as the depsgraph has it (world space,
+    metres; built once per shape), or ``None`` for a mesh without triangles. Jiggle bones use it too."""
+    return _collider(c, depsgraph, unit)
+
+
 def read(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
          pose: PoseReader | None = None) -> FrameInputs:
     """The inputs as the depsgraph has them now (with the posed control points when ``pose``)."""
@@ -225,39 +231,40 @@ def at_frames(scene: bpy.types.Scene, frames: list[int],
     Raises:
         InputsUnavailable: this is a render or another thread.
     """
-    global _sampling
-    if _sampling or threading.current_thread() is not threading.main_thread() or bpy.app.is_job_running("RENDER"):
-        raise InputsUnavailable("the frames cannot be visited now (a render runs); try again after it")
-    frame0, subframe0 = scene.frame_current, scene.frame_subframe
-    _sampling = True
-    try:
-        out = []
-        for f in frames:
-            scene.frame_set(f)
-            out.append(read(bpy.context.evaluated_depsgraph_get()))
-        return out
-    finally:
-        scene.frame_set(frame0, subframe=subframe0)
-        _sampling = False
+    message = "the frames cannot be visited now (a render runs); try again after it"
+    return [read(graph) for _, graph in sample_frames(scene, frames, message)]
 
 
 def _sample(obj: bpy.types.Object, scene: bpy.types.Scene, frames: list[int],
             depsgraph: bpy.types.Depsgraph, pose: PoseReader | None) -> None:
+    records = _records.setdefault(obj.session_uid, {})
+    message = (f"{obj.name}: it follows animation or moving colliders, and frames before this one were "
+               "never played; play the animation from the start (or bake) before rendering.")
+    for f, graph in sample_frames(scene, frames, message):
+        records[f] = read(obj, scene, graph, pose)
+
+
+def sample_frames(scene: bpy.types.Scene, frames: list[int], message: str) -> Iterator[tuple[int, bpy.types.Depsgraph]]:
+    """Set the scene to each of ``frames`` in turn, yielding (frame, depsgraph) to read it, and back
+    to where it was; the frame handler skips these changes (``sampling``). Soft bodies and jiggle
+    rigs read their earlier frames this way.
+
+    Raises:
+        InputsUnavailable(message): not in the main thread, a UI render job runs (its thread is
+            reading the scene), or already sampling.
+    """
     global _sampling
     # A render from the command line (blender -b -f/-a) runs in the main thread and may move the
     # frame between its own evaluations; a UI render job's thread is reading the scene meanwhile.
     if (_sampling or threading.current_thread() is not threading.main_thread()
             or bpy.app.is_job_running("RENDER")):
-        raise InputsUnavailable(
-            f"{obj.name}: it follows animation or moving colliders, and frames before this one were "
-            "never played; play the animation from the start (or bake) before rendering.")
-    records = _records.setdefault(obj.session_uid, {})
+        raise InputsUnavailable(message)
     frame0, subframe0 = scene.frame_current, scene.frame_subframe
     _sampling = True
     try:
         for f in frames:
             scene.frame_set(f)
-            records[f] = read(obj, scene, bpy.context.evaluated_depsgraph_get(), pose)
+            yield f, bpy.context.evaluated_depsgraph_get()
     finally:
         scene.frame_set(frame0, subframe=subframe0)
         _sampling = False

@@ -1,4 +1,4 @@
-"""TetRig headless batch job: bind and bake soft bodies in one or many .blend files.
+"""TetRig headless batch job: bind and bake soft bodies and jiggle rigs in one or many .blend files.
 
 Usage, in the ``blender`` program (the .blend is opened by Blender before the script runs)::
 
@@ -15,8 +15,8 @@ and, with the same options, through the ``bpy`` module from PyPI (the .blend fil
 One file (the single-file job, in this process): load the add-on (the installed extension if
 Blender has it enabled, else this repository; see ``_addon_loader.py``); find the objects in the
 current scene (``--object`` may be repeated; ``--all`` takes every soft body of the scene that has
-Simulate on); build the cage and binding of each unless it is already bound (``--rebuild`` builds
-it again anyway); bake frames FIRST..LAST (default: the scene's range) into the .blend (see
+Simulate on and every armature with jiggle bones); build the cage and binding of each mesh unless
+it is already bound (``--rebuild`` builds it again anyway), set up each armature's jiggle bones; bake frames FIRST..LAST (default: the scene's range) into the .blend (see
 ``runtime/bake.py``), printing ``tetrig batch: frame 40/120`` every 10 frames (``tetrig batch:
 NAME frame 40/120`` with several objects); show the last frame; save the scene to ``--output``, or into
 ``--output-dir``, or next to the input as ``<name>.baked.blend`` (parent folders are created);
@@ -103,8 +103,10 @@ def _parser(prog: str, positional_blends: bool) -> _Parser:
                             help="files to bake (default: the file Blender opened)")
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--object", action="append", metavar="NAME", dest="objects",
-                       help="a mesh object to bake (in the current scene); may be repeated")
-    which.add_argument("--all", action="store_true", help="bake every soft body of the scene")
+                       help="a mesh (soft body) or an armature (jiggle bones) to bake, in the "
+                            "current scene; may be repeated")
+    which.add_argument("--all", action="store_true",
+                       help="bake every soft body and jiggle rig of the scene")
     parser.add_argument("--frames", nargs=2, type=int, metavar=("FIRST", "LAST"),
                         help="frames to bake, inclusive (default: the scene's range)")
     out = parser.add_mutually_exclusive_group()
@@ -259,15 +261,18 @@ def find_object(name: str, scene: bpy.types.Scene) -> bpy.types.Object:
 def scene_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     """``--all``: the scene's soft bodies that have Simulate on (the others are skipped with a
     warning: they show their rest shape, there is nothing to bake)."""
+    rigs = [o for o in scene.objects if o.type == "ARMATURE" and o.pose is not None
+            and any(getattr(pb, "tetrig_jiggle").enabled for pb in o.pose.bones)
+            and getattr(o, "tetrig_jiggle").enabled]
     found = [o for o in scene.objects if o.type == "MESH" and _addon_loader.settings(o).role == "SOURCE"]
     for obj in found:
         if not _addon_loader.settings(obj).simulate:
             print(f"{PREFIX}: warning: skipping {obj.name}: Simulate is turned off", file=sys.stderr,
                   flush=True)
-    found = [o for o in found if _addon_loader.settings(o).simulate]
+    found = [o for o in found if _addon_loader.settings(o).simulate] + rigs
     if not found:
-        raise BatchError(f"the scene {scene.name!r} of {_file_label()} has no soft body to bake "
-                         "(bind a mesh with --object NAME, or turn Simulate on)")
+        raise BatchError(f"the scene {scene.name!r} of {_file_label()} has no soft body or jiggle rig to "
+                         "bake (bind a mesh with --object NAME, or turn Simulate on)")
     return found
 
 
@@ -352,27 +357,35 @@ def run(args: Arguments) -> str:
         open_blend(args.blend)
     scene = bpy.context.scene
     assert scene is not None, "Blender always has a current scene"
-    objects = (scene_soft_bodies(scene) if args.all_soft_bodies
-               else [find_object(name, scene) for name in args.objects])
+    chosen = (scene_soft_bodies(scene) if args.all_soft_bodies
+              else [find_object(name, scene) for name in args.objects])
+    rigs = [o for o in chosen if o.type == "ARMATURE"]
+    objects = [o for o in chosen if o.type != "ARMATURE"]
+    if args.json and not objects:
+        raise BatchError("--json writes a soft body's cage and binding; an armature has none")
     counts = {obj.name: ensure_bound(addon, obj, scene, args.rebuild) for obj in objects}
     first, last = args.frames if args.frames is not None else (scene.frame_start, scene.frame_end)
     if first > last:
         raise BatchError(f"the scene's frame range {first}-{last} is empty; pass --frames")
+    rig_lines = [bake_rig(addon, rig, scene, first, last, len(chosen)) for rig in rigs]
     simulation = _addon_loader.submodule(addon, "runtime.simulation")
     bake = _addon_loader.submodule(addon, "runtime.bake")
     # Frames the add-on already simulated (its load handler shows the file's current frame) would
     # make the timing meaningless: start from empty caches. The result is the same either way.
     for obj in objects:
         simulation.free(obj)
-    try:
-        job = bake.BakeJob(objects, scene, first, last)
-        results = job.run(bpy.context.evaluated_depsgraph_get(), progress=_progress([o.name for o in objects]))
-    except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
-        raise BatchError(str(exc)) from exc
+    results = []
+    if objects:
+        try:
+            job = bake.BakeJob(objects, scene, first, last)
+            results = job.run(bpy.context.evaluated_depsgraph_get(), progress=_progress([o.name for o in objects]))
+        except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
+            raise BatchError(str(exc)) from exc
     with _addon_loader.handler_errors_raised():
         scene.frame_set(last)  # the saved file shows the last baked frame
-    for obj in objects:
-        problem = simulation.status(obj)
+    jiggle_sim = _addon_loader.submodule(addon, "runtime.jiggle_sim")
+    for obj in objects + rigs:
+        problem = (jiggle_sim if obj.type == "ARMATURE" else simulation).status(obj)
         if problem:
             print(f"{PREFIX}: warning: {problem}", file=sys.stderr, flush=True)
 
@@ -389,8 +402,8 @@ def run(args: Arguments) -> str:
         except export.ExportError as exc:
             raise BatchError(str(exc)) from exc
 
-    lines = []
     saved = output + (f", {args.json}" if args.json else "")
+    lines = [f"{line}; saved {saved}" for line in rig_lines]
     for result in results:
         c = counts[result.name]
         build = ("kept the existing binding" if c.build_seconds is None
@@ -400,6 +413,38 @@ def run(args: Arguments) -> str:
                      f"{result.seconds / result.info.frame_count * 1000:.1f} ms/frame "
                      f"({result.info.nbytes / 1e6:.2f} MB); saved {saved}")
     return "\n".join(lines)
+
+
+def bake_rig(addon: ModuleType, obj: bpy.types.Object, scene: bpy.types.Scene, first: int, last: int,
+             object_count: int) -> str:
+    """Set up and bake the jiggle bones of an armature; returns its summary line (without where
+    the file was saved).
+
+    Raises:
+        BatchError: the armature has no jiggle bones, or TetRig refuses it (linked, scaled ...).
+    """
+    jiggle_rig = _addon_loader.submodule(addon, "runtime.jiggle_rig")
+    jiggle_bake = _addon_loader.submodule(addon, "runtime.jiggle_bake")
+    jiggle_sim = _addon_loader.submodule(addon, "runtime.jiggle_sim")
+    errors = _addon_loader.submodule(addon, "tetrig_addon.errors")
+    problem = jiggle_bake.bake_problem(obj)
+    if problem and not jiggle_rig.rig_problem(obj) and not jiggle_rig.bone_problem(obj):
+        try:  # not set up yet (bones turned on from Python): set it up, as Update Jiggle Rig does
+            jiggle_rig.setup(obj, scene)
+        except errors.TetRigInputError as exc:
+            raise BatchError(str(exc)) from exc
+        problem = jiggle_bake.bake_problem(obj)
+    if problem:
+        raise BatchError(problem)
+    jiggle_sim.free(obj)
+    try:
+        result = jiggle_bake.bake(obj, scene, bpy.context.evaluated_depsgraph_get(), first, last,
+                                  progress=_progress([obj.name] * object_count))
+    except jiggle_bake.JiggleBakeError as exc:
+        raise BatchError(str(exc)) from exc
+    per_frame = result.seconds / result.info.frame_count * 1000
+    return (f"{PREFIX}: {obj.name}: {len(result.info.bones)} jiggle bones, frames {first}-{last} baked "
+            f"at {per_frame:.1f} ms/frame ({result.info.nbytes / 1e6:.2f} MB)")
 
 
 # --- several files -------------------------------------------------------------------------------

@@ -216,3 +216,23 @@ def test_python311_zip_is_refused_with_a_clear_message(linux_zips: dict[str, Pat
     report = install_zip(linux_zips["3.11"], tmp_path)
     assert "This Python version (3.13) isn't compatible with (3.11)" in report["install"], report
     assert not report["enabled"]
+
+
+def test_jiggle_renders_match_playback(tmp_path: Path) -> None:
+    """Jiggle bones (tests/real_blender/make_jiggle_scene.py) render in ``blender -b -a`` with the
+    chain swinging; ``-f 9`` cold renders the same picture; the action Bake to Action keyed from
+    playback renders it too, without the add-on; without the add-on the live file shows the
+    animation alone."""
+    blender("-b", "--factory-startup", "--python", "tests/real_blender/make_jiggle_scene.py", "--", str(tmp_path))
+    scene = tmp_path / "jiggle_scene.blend"
+    anim = blender("-b", str(scene), "--python", "scripts/load_addon.py", "-a")
+    assert "TetRig: rendering the jiggle bones of Rig live (not baked)" in anim.stdout
+    frames = [pixels(tmp_path / f"jiggle_{f:04d}.png") for f in range(1, FRAMES + 1)]
+    blender("-b", str(scene), "--python", "scripts/load_addon.py", "-o", str(tmp_path / "cold_####"), "-f", "9")
+    assert np.array_equal(pixels(tmp_path / "cold_0009.png"), frames[8])
+    blender("-b", str(tmp_path / "jiggle_action.blend"), "-f", "9")
+    keyed = pixels(tmp_path / "action_0009.png")
+    assert np.abs(keyed - frames[8]).max() < 0.02  # the keys alone: the same picture
+    blender("-b", str(scene), "-o", str(tmp_path / "plain_####"), "-f", "9")
+    plain = pixels(tmp_path / "plain_0009.png")
+    assert np.abs(plain - frames[8]).max() > 0.1  # the jiggle was rendered, not only the animation
