@@ -111,8 +111,19 @@ def ensure(obj: bpy.types.Object, position: int = 0,
     nodes_mod.node_group = group
     socket = group.interface.items_tree.get(POINTS_SOCKET)
     if socket is not None:
-        nodes_mod[cast(Any, socket).identifier] = points
+        _set_input(nodes_mod, cast(Any, socket).identifier, points)
     return nodes_mod
+
+
+def _set_input(mod: bpy.types.NodesModifier, identifier: str, value: Any) -> None:
+    """Set a node-group input of ``mod``: Blender 5.2 moved them from the modifier's ID
+    properties (``mod[identifier]``, which now raises TypeError) to
+    ``mod.properties.inputs.<identifier>.value``."""
+    inputs = getattr(getattr(mod, "properties", None), "inputs", None)
+    if inputs is not None and hasattr(inputs, identifier):
+        getattr(inputs, identifier).value = value
+    else:
+        mod[identifier] = value
 
 
 def remove(obj: bpy.types.Object) -> None:
