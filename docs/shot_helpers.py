@@ -1,0 +1,33 @@
+"""Helpers for the screenshot setups run in the real Blender (docs/screenshot_*_setup.py, executed
+by ../shared/tools/real-blender/screenshot.py from the checkout)."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import bpy
+
+
+def register_from_checkout():
+    """Import this checkout as the add-on package ``tetrig`` and register it; returns the module."""
+    link_dir = tempfile.mkdtemp(prefix="tetrig-shot-")
+    os.symlink(os.getcwd(), os.path.join(link_dir, "tetrig"))
+    sys.path.insert(0, link_dir)
+    import tetrig
+    tetrig.register()
+    return tetrig
+
+
+def open_tetrig_tab(after_s: float = 5.0) -> None:
+    """After ``after_s`` seconds, click the status bar (it closes the splash screen) and then the
+    sidebar's TetRig tab, from a detached process so Blender's event loop runs meanwhile (window
+    coordinates of the 1600x900 virtual screen)."""
+    def _click():
+        subprocess.Popen(["bash", "-c",
+            "sleep 0.5; W=$(xdotool search --onlyvisible --class blender | head -1); "
+            "xdotool windowfocus --sync $W; xdotool mousemove --window $W 1000 892; sleep 0.5; "
+            "xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; sleep 0.5; "
+            "xdotool mousemove --window $W 1300 230; sleep 0.5; xdotool mousemove --window $W 1307 248; "
+            "sleep 0.5; xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; sleep 0.7; "
+            "xdotool mousemove --window $W 700 500"])
+    bpy.app.timers.register(_click, first_interval=after_s)
