@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 
 from tetrig_addon import colliders, solver
 from tetrig_addon.binding import Binding, bind, blend
 from tetrig_addon.cage import build_cage
+
+RATE = solver.DEFAULT_STEPS_PER_SECOND
 
 # The corners of an axis-aligned box as (x, y, z) bits, and its 12 outward triangles.
 _BOX_CORNERS = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=np.float64)
@@ -80,3 +84,112 @@ def slide_on_slope(mu: float, substeps: int, youngs: float = 1e6, degrees: float
     for _ in range(int(seconds * fps)):
         state = solver.step(model, state, settings, 1.0 / fps, colliders=[slope])
     return float(((surface(model, b, state) - start)[bottom] @ down).mean())
+
+
+def column_stretch(fps: int, mode: str = solver.MODE_SPRINGS, rate: float = RATE,
+                   iterations: int = 1, youngs: float = 1e5) -> float:
+    """Steady stretch [m] of a 0.2 × 0.2 × 1 m column (10 cm tets, two across), top pinned,
+    after 5 s at ``fps`` with substeps from ``rate``."""
+    grid = np.stack(np.meshgrid(*[np.linspace(0, 1, 5)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    cage = build_cage(grid * [0.2, 0.2, 1.0], resolution=10)
+    x0 = cage.control_points
+    top, bottom = x0[:, 2] > x0[:, 2].max() - 1e-9, x0[:, 2] < x0[:, 2].min() + 1e-9
+    model = solver.build_model(x0, cage.tets, density=1000.0, pinned=top)
+    settings = solver.SimSettings(mode=mode, youngs_modulus=youngs, volume_stiffness=youngs,
+                                  substeps=solver.substeps_for(rate, 1 / fps), iterations=iterations,
+                                  damping=5.0).validated()
+    state = solver.rest_state(model)
+    for _ in range(5 * fps):
+        state = solver.step(model, state, settings, 1 / fps)
+    return float((model.rest_positions[bottom, 2] - state.positions[bottom, 2]).mean())
+
+
+def ball_points(radius: float = 0.2) -> np.ndarray:
+    """A UV sphere's vertices (poles on z), 266 points."""
+    theta, phi = np.meshgrid(np.linspace(0, np.pi, 13)[1:-1], np.linspace(0, 2 * np.pi, 24, endpoint=False))
+    ring = np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi), np.cos(theta)], -1)
+    return np.vstack([[0, 0, 1], ring.reshape(-1, 3), [0, 0, -1]]) * radius
+
+
+def drop_flat(points: np.ndarray, mode: str, youngs: float = 1e5, model=None, b=None,
+              fps: int = 24) -> tuple[float, float]:
+    """Drop ``points`` 5 cm onto frictionless ground for 4 s: (degrees turned, drift [m])."""
+    if model is None:
+        model, b = body(points)
+    settings = solver.SimSettings(mode=mode, youngs_modulus=youngs, volume_stiffness=10 * youngs,
+                                  ground_height=0.0, ground_friction=0.0,
+                                  ground_static_friction=0.0).validated()
+    state = solver.rest_state(model)
+    for _ in range(4 * fps):
+        state = solver.step(model, state, settings, 1.0 / fps)
+    rotation, shift = rigid_fit(points, surface(model, b, state))
+    return turned_degrees(rotation), float(np.linalg.norm(shift[:2]))
+
+
+def reversed_colours(model: solver.Model) -> solver.Model:
+    """``model`` with its colours solved in the reverse order (the sweep order's effect)."""
+    topo = model.topology
+    colours = [topo.color_points[topo.color_offsets[c]:topo.color_offsets[c + 1]]
+               for c in range(topo.color_count)][::-1]
+    return replace(model, topology=replace(
+        topo, color_points=np.concatenate(colours),
+        color_offsets=np.concatenate([[0], np.cumsum([len(c) for c in colours])])))
+
+
+def standing_on_ground(points: np.ndarray) -> np.ndarray:
+    """A shared mesh's vertices turned Y-up → Z-up, centred on the z axis, its lowest point
+    0.1 % of its height above z = 0."""
+    points = points[:, [0, 2, 1]] * [1, -1, 1]
+    return points - [points[:, 0].mean(), points[:, 1].mean(), points[:, 2].min() - 1e-3 * np.ptp(points[:, 2])]
+
+
+@dataclass(frozen=True)
+class Resting:
+    """A body after settling on the ground (``settle``)."""
+
+    deformation: float  # mass-weighted RMS distance from its rest shape, rigid motion removed [m]
+    deformation_before: float  # the same one second earlier [m]
+    turned: float  # rotation of the best rigid fit [degrees]
+    max_speed: float  # fastest control point at the end [m/s]
+    rms_speed: float  # mass-weighted RMS speed of the control points at the end [m/s]
+
+
+def deformation(model: solver.Model, positions: np.ndarray) -> tuple[float, float]:
+    """(mass-weighted RMS deformation [m] with the best rigid motion taken out, its rotation [°])."""
+    rotation, shift = rigid_fit(model.rest_positions, positions)
+    moved = positions - (model.rest_positions @ rotation.T + shift)
+    return (float(np.sqrt(model.masses @ (moved**2).sum(1) / model.masses.sum())),
+            turned_degrees(rotation))
+
+
+def settle(model: solver.Model, youngs: float, rate: float = RATE, iterations: int = 1,
+           seconds: float = 5.0, fps: int = 24) -> Resting:
+    """Rest ``model`` on the ground at z = 0 for ``seconds`` (E = ``youngs``, K = 10·E,
+    damping 3 /s, substeps from ``rate``, ``iterations`` sweeps each) from its rest shape."""
+    settings = solver.SimSettings(youngs_modulus=youngs, volume_stiffness=10 * youngs, ground_height=0.0,
+                                  substeps=solver.substeps_for(rate, 1 / fps), iterations=iterations,
+                                  damping=3.0).validated()
+    state = solver.rest_state(model)
+    frames = int(round(seconds * fps))
+    before = 0.0
+    for frame in range(1, frames + 1):
+        state = solver.step(model, state, settings, 1 / fps)
+        if frame == frames - fps:
+            before = deformation(model, state.positions)[0]
+    size, turned = deformation(model, state.positions)
+    speed2 = (state.velocities**2).sum(1)
+    return Resting(size, before, turned, float(np.sqrt(speed2.max())),
+                   float(np.sqrt(model.masses @ speed2 / model.masses.sum())))
+
+
+def roll_off_box_edge(model: solver.Model, b: Binding, seconds: float = 4.0, fps: int = 24) -> np.ndarray:
+    """Drop a body onto the edge of a box (x ≤ 0, 0.5 m tall, μ = 1) above the ground (μ = 1) for
+    ``seconds``: its mesh points at the end, float64 [k, 3]."""
+    box = box_collider([-1.0, -1.0, 0.0], [0.0, 1.0, 0.5], thickness_outer=0.0,
+                       static_friction=1.0, kinetic_friction=1.0)
+    settings = solver.SimSettings(ground_height=0.0, ground_friction=1.0,
+                                  ground_static_friction=1.0).validated()
+    state = solver.rest_state(model)
+    for _ in range(int(round(seconds * fps))):
+        state = solver.step(model, state, settings, 1.0 / fps, colliders=[box])
+    return surface(model, b, state)

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from engine_scenes import (body, box_collider, cube_points, rigid_fit, slide_on_slope, surface,
-                           turned_degrees)
+from engine_scenes import (ball_points, body, box_collider, cube_points, drop_flat, reversed_colours,
+                           roll_off_box_edge, slide_on_slope, surface)
 from test_engine_goals_colliders import dropped_ball
 
 from tetrig_addon import solver
@@ -58,38 +58,10 @@ def test_kinetic_friction_decelerates_as_coulomb_says():
 
 def test_a_ball_dropped_on_a_box_edge_rolls_off_and_lands_on_the_ground():
     """μ = 1 on the box: friction never exceeds μ·N, so nothing hangs in the air past the edge."""
-    box = box_collider([-1.0, -1.0, 0.0], [0.0, 1.0, 0.5], thickness_outer=0.0,
-                       static_friction=1.0, kinetic_friction=1.0)
     pts, b, model = dropped_ball([0.12, 0.0, 0.9], radius=0.3)
-    settings = solver.SimSettings(ground_height=0.0, ground_friction=1.0,
-                                  ground_static_friction=1.0).validated()
-    state = solver.rest_state(model)
-    for _ in range(4 * FPS):
-        state = solver.step(model, state, settings, 1.0 / FPS, colliders=[box])
-    final = surface(model, b, state)
+    final = roll_off_box_edge(model, b)
     assert final[:, 2].min() < 0.01  # on the ground
     assert final[:, 0].min() > -0.02  # beside the box, not on it
-
-
-def _ball_points(radius: float = 0.2) -> np.ndarray:
-    """A UV sphere's vertices (poles on z), 266 points."""
-    theta, phi = np.meshgrid(np.linspace(0, np.pi, 13)[1:-1], np.linspace(0, 2 * np.pi, 24, endpoint=False))
-    ring = np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi), np.cos(theta)], -1)
-    return np.vstack([[0, 0, 1], ring.reshape(-1, 3), [0, 0, -1]]) * radius
-
-
-def _drop_flat(points: np.ndarray, mode: str, youngs: float = 1e5, model=None, b=None):
-    """Drop ``points`` 5 cm onto frictionless ground for 4 s: (degrees turned, drift [m])."""
-    if model is None:
-        model, b = body(points)
-    settings = solver.SimSettings(mode=mode, youngs_modulus=youngs, volume_stiffness=10 * youngs,
-                                  ground_height=0.0, ground_friction=0.0,
-                                  ground_static_friction=0.0).validated()
-    state = solver.rest_state(model)
-    for _ in range(4 * FPS):
-        state = solver.step(model, state, settings, 1.0 / FPS)
-    rotation, shift = rigid_fit(points, surface(model, b, state))
-    return turned_degrees(rotation), float(np.linalg.norm(shift[:2]))
 
 
 @pytest.mark.parametrize("mode", [solver.MODE_SPRINGS, solver.MODE_CONTINUUM])
@@ -98,7 +70,7 @@ def test_a_cube_dropped_flat_stays_straight(mode):
     < 1° and drifts < 1 % of its size (the old Gauss-Seidel solver: 6° with the springs, 25° with
     the continuum tets, and it drifted)."""
     points = cube_points(0.4) + [0.0, 0.0, 0.25]
-    turned, drift = _drop_flat(points, mode)
+    turned, drift = drop_flat(points, mode)
     assert turned < 1.0 and drift < 0.01 * 0.4
 
 
@@ -106,20 +78,13 @@ def test_the_sweep_order_does_not_turn_a_ball():
     """A soft ball does turn a few degrees when it lands (its cage is not symmetric: the tets
     around the contact are not mirror images), but solving the colours in the reverse order
     turns it the same way to 0.1°: no order bias. A rubber ball (E = 1 MPa) stays within 1°."""
-    from dataclasses import replace
-
-    points = _ball_points() + [0.0, 0.0, 0.25]
+    points = ball_points() + [0.0, 0.0, 0.25]
     model, b = body(points)
-    topo = model.topology
-    colours = [topo.color_points[topo.color_offsets[c]:topo.color_offsets[c + 1]]
-               for c in range(topo.color_count)][::-1]
-    reversed_model = replace(model, topology=replace(
-        topo, color_points=np.concatenate(colours),
-        color_offsets=np.concatenate([[0], np.cumsum([len(c) for c in colours])])))
-    forward, _ = _drop_flat(points, solver.MODE_SPRINGS, model=model, b=b)
-    backward, _ = _drop_flat(points, solver.MODE_SPRINGS, model=reversed_model, b=b)
+    reversed_model = reversed_colours(model)
+    forward, _ = drop_flat(points, solver.MODE_SPRINGS, model=model, b=b)
+    backward, _ = drop_flat(points, solver.MODE_SPRINGS, model=reversed_model, b=b)
     assert abs(forward - backward) < 0.1
-    turned, drift = _drop_flat(points, solver.MODE_SPRINGS, youngs=1e6, model=model, b=b)
+    turned, drift = drop_flat(points, solver.MODE_SPRINGS, youngs=1e6, model=model, b=b)
     assert turned < 1.0 and drift < 0.01 * 0.4
 
 
@@ -143,7 +108,7 @@ def test_what_a_frame_shows_touches_the_ground_and_the_dynamics_are_the_penalty_
     """A resting ball sinks into the penalty contact by its load over k_c; the shown positions
     (contacts.project_out) touch the ground to 1 µm while the state the next frame starts from
     is the penalty's own, and the shown positions move only contact control points, upward."""
-    points = _ball_points(0.005) + [0.0, 0.0, 0.0051]
+    points = ball_points(0.005) + [0.0, 0.0, 0.0051]
     model, b = body(points)
     settings = solver.SimSettings(ground_height=0.0).validated()
     state = solver.rest_state(model)

@@ -4,31 +4,9 @@ resting shape is the converged one at the default rate (no Blender)."""
 import numpy as np
 import pytest
 from conftest import obj_vertices
-from engine_scenes import body, cube_points, rigid_fit, surface
-from test_engine_materials import hanging_column
+from engine_scenes import RATE, body, column_stretch, settle, standing_on_ground, surface
 
 from tetrig_addon import solver
-
-RATE = solver.DEFAULT_STEPS_PER_SECOND
-
-
-def column_stretch(fps: int, mode: str = solver.MODE_SPRINGS, rate: float = RATE,
-                   iterations: int = 1, youngs: float = 1e5) -> float:
-    """Steady stretch [m] of a 0.2 × 0.2 × 1 m column (10 cm tets, two across), top pinned,
-    after 5 s at ``fps`` with substeps from ``rate``."""
-    grid = np.stack(np.meshgrid(*[np.linspace(0, 1, 5)] * 3, indexing="ij"), -1).reshape(-1, 3)
-    from tetrig_addon.cage import build_cage
-    cage = build_cage(grid * [0.2, 0.2, 1.0], resolution=10)
-    x0 = cage.control_points
-    top, bottom = x0[:, 2] > x0[:, 2].max() - 1e-9, x0[:, 2] < x0[:, 2].min() + 1e-9
-    model = solver.build_model(x0, cage.tets, density=1000.0, pinned=top)
-    settings = solver.SimSettings(mode=mode, youngs_modulus=youngs, volume_stiffness=youngs,
-                                  substeps=solver.substeps_for(rate, 1 / fps), iterations=iterations,
-                                  damping=5.0).validated()
-    state = solver.rest_state(model)
-    for _ in range(5 * fps):
-        state = solver.step(model, state, settings, 1 / fps)
-    return float((model.rest_positions[bottom, 2] - state.positions[bottom, 2]).mean())
 
 
 @pytest.mark.parametrize("mode", [solver.MODE_SPRINGS, solver.MODE_CONTINUUM])
@@ -73,18 +51,6 @@ def test_a_stiff_ball_keeps_its_height_at_any_frame_rate():
 def test_resting_shape_at_the_default_rate_is_the_converged_one(name, youngs):
     """A shared mesh at rest on the ground: its deformation (after taking out the rigid motion)
     at the default rate is within 5 % of a converged run (4× the rate, 4 sweeps per substep)."""
-    points = obj_vertices(name)[:, [0, 2, 1]] * [1, -1, 1]  # Y-up → Z-up
-    points -= [points[:, 0].mean(), points[:, 1].mean(), points[:, 2].min() - 1e-3 * np.ptp(points[:, 2])]
-    model, b = body(points)
-    sizes = []
-    for rate, iterations in ((RATE, 1), (4 * RATE, 4)):
-        settings = solver.SimSettings(youngs_modulus=youngs, volume_stiffness=10 * youngs, ground_height=0.0,
-                                      substeps=solver.substeps_for(rate, 1 / 24), iterations=iterations,
-                                      damping=3.0).validated()
-        state = solver.rest_state(model)
-        for _ in range(5 * 24):
-            state = solver.step(model, state, settings, 1 / 24)
-        rotation, shift = rigid_fit(model.rest_positions, state.positions)
-        deformation = state.positions - (model.rest_positions @ rotation.T + shift)
-        sizes.append(np.sqrt(model.masses @ (deformation**2).sum(1) / model.masses.sum()))
+    model, _ = body(standing_on_ground(obj_vertices(name)))
+    sizes = [settle(model, youngs, rate, iterations).deformation for rate, iterations in ((RATE, 1), (4 * RATE, 4))]
     assert sizes[0] == pytest.approx(sizes[1], rel=0.05)
