@@ -56,3 +56,27 @@ def test_blend_matrix_equals_blend():
     q = np.random.default_rng(0).normal(size=cage.control_points.shape)
     np.testing.assert_allclose(m @ q, blend(q, b.control_point_indices, b.weights), atol=1e-12)
     assert not np.any(m @ np.zeros_like(q))  # zero displacement → exact zeros
+
+
+def test_the_compiled_point_location_finds_the_numpy_rounds_tets(monkeypatch):
+    """binding._locate runs the kernel's locate_points when the compiled solver is loaded (as in
+    these tests), else its NumPy rounds: the bunny's vertices, and points around it, get the same
+    tets, weights and scores from both."""
+    import tetrig_addon.binding as binding_module
+    from conftest import obj_triangles
+    from tetrig_addon.cage import METHOD_FIT
+
+    points = obj_vertices("stanford-bunny")
+    cage = build_cage(points, triangles=obj_triangles("stanford-bunny"), method=METHOD_FIT)
+    rng = np.random.default_rng(3)
+    queries = np.concatenate([points, points[:5000] + rng.normal(scale=0.01, size=(5000, 3))])
+    origin = cage.control_points[cage.tets[:, 0]]
+    transforms = binding_module.barycentric_transforms(cage.control_points, cage.tets)
+    assert binding_module._compiled_kernel() is not None
+    compiled = binding_module._locate(queries, cage.control_points, cage.tets, origin, transforms)
+    monkeypatch.setattr(binding_module, "_compiled_kernel", lambda: None)
+    rounds = binding_module._locate(queries, cage.control_points, cage.tets, origin, transforms)
+    np.testing.assert_array_equal(compiled[0], rounds[0])
+    np.testing.assert_allclose(compiled[1], rounds[1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(compiled[2], rounds[2], rtol=0, atol=1e-12)
+    assert (compiled[2] < 0).sum() > 100  # some queries lie outside every tet: the fallback too

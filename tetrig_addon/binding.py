@@ -108,12 +108,20 @@ def _tet_grid(cps: np.ndarray, tets: np.ndarray, lo: np.ndarray, cell: float,
     return np.cumsum(start), owner[order]
 
 
+def _compiled_kernel():
+    """The solver's compiled kernel when it is loaded (``solver.backend``; never waits for a
+    compile), else None: the NumPy rounds below find the same tets."""
+    from .solver import backend
+    return backend.kernel() if backend.kernel_ready() else None
+
+
 def _locate(verts: np.ndarray, cps: np.ndarray, tets: np.ndarray, origin: np.ndarray,
             transform: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Best tet of each vertex among the tets listed in its grid cell.
 
     Returns (tet index int64 [n], weights [n, 4], score [n] = smallest weight; −inf where the cell
-    lists no tet). One vectorized round per list position, never a loop over vertices.
+    lists no tet). With the compiled kernel loaded, its ``locate_points`` (a loop over vertices);
+    else one vectorized round per list position.
     """
     n = verts.shape[0]
     extent = np.ptp(cps, axis=0).max()
@@ -123,6 +131,11 @@ def _locate(verts: np.ndarray, cps: np.ndarray, tets: np.ndarray, origin: np.nda
     lo = cps.min(0)
     dims = np.floor(np.ptp(cps, axis=0) / cell).astype(np.int64) + 1
     start, cell_tets = _tet_grid(cps, tets, lo, cell, dims)
+    compiled = _compiled_kernel()
+    if compiled is not None:
+        return compiled.locate_points(verts, lo, float(cell), dims, start, cell_tets,
+                                      np.ascontiguousarray(origin, dtype=np.float64),
+                                      np.ascontiguousarray(transform, dtype=np.float64), INSIDE_TOLERANCE)
     ijk = np.floor((verts - lo) / cell).astype(np.int64)
     inside_grid = np.all((ijk >= 0) & (ijk < dims), axis=1)
     ijk = np.clip(ijk, 0, dims - 1)
@@ -131,17 +144,19 @@ def _locate(verts: np.ndarray, cps: np.ndarray, tets: np.ndarray, origin: np.nda
     best_tet = np.zeros(n, dtype=np.int64)
     best_w = np.zeros((n, 4))
     best_score = np.full(n, -np.inf)
-    for r in range(int(length.max(initial=0))):
-        # vertices already inside a tet stop looking
-        todo = np.flatnonzero((length > r) & (best_score < INSIDE_TOLERANCE))
-        if todo.size == 0:
-            break
+    todo = np.flatnonzero(length > 0)
+    r = 0
+    while todo.size:
         cand = cell_tets[first[todo] + r]
         w = _weights(verts[todo], origin[cand], transform[cand])
         score = w.min(-1)
         better = score > best_score[todo]
         rows = todo[better]
         best_tet[rows], best_w[rows], best_score[rows] = cand[better], w[better], score[better]
+        r += 1
+        # vertices inside a tet, or at the end of their cell's list, stop looking (the set shrinks
+        # round by round: no pass over every vertex per list position)
+        todo = todo[(length[todo] > r) & (best_score[todo] < INSIDE_TOLERANCE)]
     return best_tet, best_w, best_score
 
 
