@@ -250,3 +250,23 @@ def test_a_small_ball_far_from_the_origin_rests_on_its_ground(bpy, far):
 
 
 _FAR_RESULTS: dict[float, np.ndarray] = {}
+
+
+def test_an_open_shell_binds_with_the_hull_and_the_info_line_says_why(bpy):
+    """A shell with no inside (an open tube, like a car body's panels) still binds with Cage: Fit:
+    the hull, every vertex reconstructed, and the note in the panel and the report says why."""
+    from blender_helpers import import_obj
+    from tetrig.runtime import export
+
+    bpy.ops.mesh.primitive_cylinder_add(vertices=24, radius=0.5, depth=2.0, end_fill_type="NOTHING")
+    tube = bpy.context.active_object
+    assert tube.tetrig.cage_method == "FIT"
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    assert "hull" in tube.tetrig.cage_note and "inside" in tube.tetrig.cage_note
+    data = export.seed_data(tube)
+    blended = np.einsum("vk,vkj->vj", data.weights, data.bones_rest[data.vertex_bones])
+    np.testing.assert_allclose(blended, rest_positions(tube), atol=1e-5 * 2.3)
+    woody = import_obj("woody")  # a public model that is open in places
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    print(f"\nopen tube: {tube.tetrig.cage_note}\nwoody: {woody.tetrig.cage_note}")
+    assert woody.tetrig.cage_note
