@@ -361,10 +361,11 @@ def _build_fit(points: np.ndarray, vertices: np.ndarray, triangles: np.ndarray,
     probe = _one_per_cell(points, FIT_PROBE_SPACINGS * spacing)
     normals = _vertex_normals(vertices, triangles, probe)
     control_points = np.concatenate([layers, lattice])
+    known: dict = {}
     for refine in range(FIT_REFINE_PASSES + 1):
         last = refine == FIT_REFINE_PASSES
         # the last pass gives every vertex, not only the probes, a tet holding it
-        simplices, keep = _fit_tets(control_points, points if last else probe, signed, spacing, margin)
+        simplices, keep = _fit_tets(control_points, points if last else probe, signed, spacing, margin, known)
         if last:
             break
         # vertices in no kept tet (a sharp tip, a crease the samples missed): add them and their
@@ -372,7 +373,7 @@ def _build_fit(points: np.ndarray, vertices: np.ndarray, triangles: np.ndarray,
         final = keep & (tet_quality(control_points, _oriented(control_points, simplices)) >= SLIVER_QUALITY)
         lost = np.nonzero(containing_tets(probe, control_points, simplices[final]) < 0)[0]
         if lost.shape[0] == 0:
-            simplices, keep = _fit_tets(control_points, points, signed, spacing, margin)
+            simplices, keep = _fit_tets(control_points, points, signed, spacing, margin, known)
             break
         lost = lost[_farthest_point_sample(probe[lost], FIT_REFINE_SPACINGS * spacing)]
         added = np.concatenate([probe[lost], probe[lost] + FIT_OUTER_LAYER_SPACINGS * spacing * normals[lost]])
@@ -398,10 +399,15 @@ def _oriented(control_points: np.ndarray, tets: np.ndarray) -> np.ndarray:
 
 
 def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: float,
-              margin: float) -> tuple[np.ndarray, np.ndarray]:
+              margin: float, known: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The Delaunay tets of ``control_points`` and which of them a fit cage keeps: the ones whose
     centre is inside the mesh (or just out of it) and the ones holding a vertex, less those
-    reaching across empty space. Returns (simplices int [m, 4], keep bool [m])."""
+    reaching across empty space. Returns (simplices int [m, 4], keep bool [m]).
+
+    ``known`` carries what a refine pass measured to the next (control points are only appended,
+    so indices stay valid): the signed distance at each control point and the reach of each edge
+    (most edges survive a re-tetrahedralization; measuring them again was a third of the build)."""
+    known = {} if known is None else known
     try:
         tri = Delaunay(control_points)
     except QhullError as exc:
@@ -427,14 +433,29 @@ def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: f
     unique = np.stack([keys // n, keys % n], axis=1)
     # the distance grows at most as fast as one walks: an edge whose ends are near enough the
     # surface for its middle to stay within the margin needs no samples (most of them)
-    at_point = signed(control_points)
-    at_point[np.isneginf(at_point)] = 0.0  # deep inside: below zero, by how much is not known
+    at_point = known.get("at_point", np.zeros(0))
+    if at_point.shape[0] < n:
+        added = signed(control_points[at_point.shape[0]:])
+        added[np.isneginf(added)] = 0.0  # deep inside: below zero, by how much is not known
+        at_point = known["at_point"] = np.concatenate([at_point, added])
     a, b = control_points[unique[:, 0]], control_points[unique[:, 1]]
     bound = 0.5 * (at_point[unique[:, 0]] + at_point[unique[:, 1]] + np.linalg.norm(b - a, axis=1))
     edge_reach = np.full(unique.shape[0], -np.inf)
     check = np.nonzero(bound >= margin)[0]
-    along = a[check, None, :] + _EDGE_T[None, :, None] * (b - a)[check, None, :]  # [e, s, 3]
-    edge_reach[check] = signed(along.reshape(-1, 3)).reshape(check.shape[0], -1).max(1)
+    # global edge keys (the index space grows between passes, so not ``keys``)
+    global_keys = unique[check, 0].astype(np.int64) * (1 << 32) + unique[check, 1]
+    old_keys, old_reach = known.get("edge_keys", np.zeros(0, np.int64)), known.get("edge_reach", np.zeros(0))
+    slot = np.searchsorted(old_keys, global_keys).clip(max=max(old_keys.shape[0] - 1, 0))
+    seen = (old_keys.shape[0] > 0) & (old_keys[slot] == global_keys) if old_keys.shape[0] else np.zeros(check.shape[0], bool)
+    edge_reach[check[seen]] = old_reach[slot[seen]]
+    new = check[~seen]
+    if new.shape[0]:
+        along = a[new, None, :] + _EDGE_T[None, :, None] * (b - a)[new, None, :]  # [e, s, 3]
+        edge_reach[new] = signed(along.reshape(-1, 3)).reshape(new.shape[0], -1).max(1)
+    merged_keys = np.concatenate([old_keys, global_keys[~seen]])
+    order = np.argsort(merged_keys, kind="stable")
+    known["edge_keys"] = merged_keys[order]
+    known["edge_reach"] = np.concatenate([old_reach, edge_reach[new]])[order]
     reach = edge_reach[inverse.ravel()].reshape(-1, 6).max(1)
     keep[candidates[reach >= margin]] = False
     return simplices, keep

@@ -147,7 +147,9 @@ class SurfaceSamples:
         if tree is None:
             tree = cKDTree(self.points)
             object.__setattr__(self, "_tree", tree)
-        distance, index = tree.query(np.asarray(query, dtype=np.float64), workers=-1)
+        # one thread: in Blender, after a frame, the compiled solver's OpenMP threads still spin for
+        # a while, and SciPy's extra threads queued behind them (measured: 1.0 s against 0.35 s)
+        distance, index = tree.query(np.asarray(query, dtype=np.float64))
         side = np.einsum("ij,ij->i", query - self.points[index], self.normals[index])
         return np.where(side < 0.0, -distance, distance)
 
