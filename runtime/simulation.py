@@ -305,7 +305,7 @@ def frame_inputs(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, deps
 
 
 def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
-                      depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+                      depsgraph: bpy.types.Depsgraph, prepared: Prepared | None = None) -> np.ndarray:
     """Simulated control points at ``frame``: float64 [Q, 3] [m], world space × unit scale.
 
     A posed mesh (``stack``) rests, each frame, in that frame's pose: the control points' goals
@@ -315,8 +315,12 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     Raises:
         StaleBindingError: see ``prepare``, or a posed input that no longer matches the binding;
         scene_inputs.InputsUnavailable: see there.
+
+    ``prepared``: this frame's ``prepare`` result when the caller has it (each call of ``prepare``
+    digests the whole mesh for its key: milliseconds on a scan).
     """
-    prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
+    if prepared is None:
+        prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
     dt = frame_dt(scene)
     compiled_solver.wait_in_background()
@@ -384,11 +388,13 @@ def local_displacements(prepared: Prepared, positions: np.ndarray,
 
 
 def displacements_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
-                     depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+                     depsgraph: bpy.types.Depsgraph, prepared: Prepared | None = None) -> np.ndarray:
     """The simulated control-point displacements at ``frame`` in object space, from where they rest
-    in that frame (a posed mesh's pose, else the cage's rest): float64 [Q, 3]."""
-    prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
-    positions = control_points_at(obj, scene, frame, depsgraph)
+    in that frame (a posed mesh's pose, else the cage's rest): float64 [Q, 3]. ``prepared``: as
+    in ``control_points_at``."""
+    if prepared is None:
+        prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
+    positions = control_points_at(obj, scene, frame, depsgraph, prepared)
     if not prepared.follows:
         return local_displacements(prepared, positions)
     # control_points_at has just read this frame's inputs: take the record, do not read again
@@ -458,7 +464,7 @@ def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
                 _inputs_changed.add(obj.session_uid)
         write_back(obj, baked, None if inputs is None else inputs.posed)
         return
-    displacements = displacements_at(obj, scene, frame, depsgraph)
+    displacements = displacements_at(obj, scene, frame, depsgraph, prepared)
     posed = None
     if prepared.follow is not None:
         posed = frame_inputs(obj, scene, frame, depsgraph, prepared, refresh=False).posed

@@ -321,26 +321,36 @@ def project_out(positions: np.ndarray, inverse_masses: np.ndarray, plan: Contact
     """
     if plan.indices.shape[0] == 0:
         return positions
-    x = positions
     idx, w, shares = plan.indices, plan.weights, plan.shares
-    inv = inverse_masses[idx]  # [c, 4]
-    denominator = (w * shares * inv).sum(axis=1)
-    movable = denominator > TINY
+
+    def depth(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+        p = np.einsum("ck,ckj->cj", w[rows], x[idx[rows]])
+        return np.einsum("cj,cj->c", p - plan.surfaces[rows], plan.normals[rows])
+
+    everyone = np.arange(idx.shape[0])
+    c = depth(everyone, positions)
+    # only the penetrating candidates take part (the passes move their control points outward,
+    # which lifts the others sharing them, never sinks them on a plane)
+    rows = everyone[(c < 0.0) & (c > -plan.depths)]
+    inv = inverse_masses[idx[rows]]  # [a, 4]
+    denominator = (w[rows] * shares[rows] * inv).sum(axis=1)
+    keep = denominator > TINY
+    rows, inv, denominator, c = rows[keep], inv[keep], denominator[keep], c[rows][keep]
+    if rows.shape[0] == 0:
+        return positions
+    x = positions.copy()
+    corners = idx[rows].ravel()
+    moving = (shares[rows] * inv > 0.0).ravel()
+    count = np.bincount(corners, weights=moving, minlength=x.shape[0])
     for _ in range(passes):
-        p = np.einsum("ck,ckj->cj", w, x[idx])
-        c = np.einsum("cj,cj->c", p - plan.surfaces, plan.normals)
-        active = movable & (c < 0.0) & (c > -plan.depths)
-        if not active.any():
+        scale = np.where((c < 0.0) & (c > -plan.depths[rows]), -c / denominator, 0.0)  # [a]
+        if not scale.any():
             break
-        if x is positions:
-            x = positions.copy()
-        rows = np.flatnonzero(active)
-        scale = -c[rows] / denominator[rows]  # [a]
-        moves = (shares[rows] * inv[rows] * scale[:, None])[:, :, None] * plan.normals[rows, None, :]
+        moves = (shares[rows] * inv * scale[:, None])[:, :, None] * plan.normals[rows, None, :]
         total = np.zeros_like(x)
-        count = np.zeros(x.shape[0])
-        np.add.at(total, idx[rows].ravel(), moves.reshape(-1, 3))
-        np.add.at(count, idx[rows].ravel(), (shares[rows] * inv[rows] > 0.0).ravel())
+        for k in range(3):
+            total[:, k] = np.bincount(corners, weights=moves[:, :, k].ravel(), minlength=x.shape[0])
         touched = count > 0
         x[touched] += total[touched] / count[touched, None]
+        c = depth(rows, x)
     return x
