@@ -1,0 +1,104 @@
+"""Show Cage: the cage's springs drawn over the 3D viewport as thin, see-through light-blue lines
+(a ``gpu`` draw handler, POST_VIEW, world space), at the positions the simulation last wrote.
+
+The cage object itself stays hidden (``cage_object``): Blender would draw it as an opaque wire in
+the theme's colour. The lines are drawn in two passes against the scene's depth: where the mesh's
+surface is in front of them they are faint (alpha ``BEHIND_ALPHA``), so the mesh's shading reads
+through the dense interior of the cage and the cage's shape still shows; where nothing covers them
+(the cage's margin around the mesh, any edge in front) they are stronger (``FRONT_ALPHA``). Lines
+do not write depth, so the cage never hides itself or anything drawn after it. Viewports with
+overlays turned off draw no cage, as they draw no other overlay.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, cast
+
+import bpy
+import numpy as np
+
+from . import binding_store, cage_object, mesh_io, viewport_draw
+from .properties import ROLE_SOURCE, object_settings
+
+COLOR = cage_object.CAGE_COLOR[:3]
+FRONT_ALPHA = 0.3
+BEHIND_ALPHA = 0.07
+LINE_WIDTH = 1.0  # pixels
+
+
+def cage_lines(obj: bpy.types.Object) -> np.ndarray:
+    """The cage edges of soft body ``obj`` at its simulated positions (the cage's rest plus the
+    ``tetrig_offset`` the simulation writes), as line-segment endpoints float32 [2·edges, 3] in
+    world space; empty when Show Cage is off or the cage is not its own."""
+    s = object_settings(obj)
+    cage = s.cage
+    if s.role != ROLE_SOURCE or cage is None or cage.type != "MESH" or not s.show_cage:
+        return np.zeros((0, 3), dtype=np.float32)
+    mesh = mesh_io.mesh_of(cage)
+    positions = mesh_io.vertex_positions(mesh)
+    offsets = mesh_io.read_attribute(mesh, binding_store.OFFSET_ATTRIBUTE, np.float32, 3)
+    if offsets is not None:
+        positions += offsets
+    world = cage_object.world_matrix(cage)
+    positions = positions @ world[:3, :3].T + world[:3, 3]
+    # read at every redraw (a few ms for a 64k-tet cage): the edges change only with a new cage,
+    # but a cache keyed by mesh would outlive rebuilds and undo
+    pairs = np.empty(len(mesh.edges) * 2, dtype=np.int32)
+    mesh.edges.foreach_get("vertices", pairs)
+    return positions[pairs].astype(np.float32)
+
+
+def segments(context: Any) -> np.ndarray:
+    """What to draw: the cages of the visible soft bodies with Show Cage on, as line-segment
+    endpoints float32 [k, 3] in world space (``context.visible_objects`` honours local view and
+    hidden objects)."""
+    parts = [cage_lines(o) for o in context.visible_objects
+             if o.type == "MESH" and object_settings(o).role == ROLE_SOURCE]
+    parts = [p for p in parts if len(p)]
+    return np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.float32)
+
+
+def draw() -> None:
+    """Draw the cages (``HANDLER`` calls it at each viewport redraw, never in background mode)."""
+    context = bpy.context
+    space: Any = context.space_data  # the SpaceView3D being drawn
+    if space is not None and not space.overlay.show_overlays:
+        return
+    points = segments(context)
+    if not len(points):
+        return
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+    # a polyline shader: anti-aliased lines of a set width (the plain line shader draws aliased
+    # 1-pixel lines, jagged at this density)
+    shader = gpu.shader.from_builtin("POLYLINE_UNIFORM_COLOR")
+    batch = batch_for_shader(shader, "LINES", {"pos": cast(Any, points)})  # (a float32 buffer)
+    region: Any = context.region
+    shader.bind()
+    shader.uniform_float("viewportSize", (region.width, region.height))
+    shader.uniform_float("lineWidth", LINE_WIDTH)
+    gpu.state.blend_set("ALPHA")
+    gpu.state.depth_mask_set(False)
+    passes: tuple[tuple[Literal["GREATER", "LESS_EQUAL"], float], ...] = (
+        ("GREATER", BEHIND_ALPHA), ("LESS_EQUAL", FRONT_ALPHA))
+    for test, alpha in passes:
+        gpu.state.depth_test_set(test)
+        shader.uniform_float("color", (*COLOR, alpha))
+        batch.draw(shader)
+    gpu.state.depth_test_set("NONE")
+    gpu.state.blend_set("NONE")
+
+
+def show_old_wires_as_overlays() -> None:
+    """Cages saved shown by an older TetRig are visible wire objects: hide them and show their
+    overlay instead (called when a file loads)."""
+    for obj in bpy.data.objects:
+        if obj.type == "MESH" and object_settings(obj).role == ROLE_SOURCE:
+            cage = object_settings(obj).cage
+            if cage is not None and not cage.hide_viewport and object_settings(cage).source == obj:
+                cage_object.show(cage, True)
+
+
+HANDLER = viewport_draw.DrawHandler(draw)
+register = HANDLER.register
+unregister = HANDLER.unregister
