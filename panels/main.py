@@ -125,7 +125,8 @@ class TETRIG_PT_main(TetRigPanel):
         cage = s.cage
         if cage is not None:
             kind = "Hull cage" if s.cage_note or s.cage_method == "HULL" else "Fit cage"
-            wrapped_label(box, context, f"{kind}: {len(mesh_of(cage).vertices)} control points, "
+            # "points", not "control points": one line in the default sidebar (the toggle costs one)
+            wrapped_label(box, context, f"{kind}: {len(mesh_of(cage).vertices)} points, "
                                         f"{len(mesh_of(cage).polygons)} tets", "OUTLINER_OB_LATTICE")
             # a labelled button of its own: an eye beside the line above cut its text short
             row = box.row()
