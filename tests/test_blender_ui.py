@@ -137,6 +137,12 @@ def test_show_cage_draws_the_springs_at_the_simulated_positions_and_the_cage_obj
     obj.hide_set(True)  # a hidden soft body draws no cage
     assert len(cage_overlay.segments(bpy.context)) == 0
     obj.hide_set(False)
+    edges = len(cage.data.edges)
+    obj.tetrig.resolution += 2  # a finer cage, still shown: its own edges are drawn, not the old ones
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    cage = obj.tetrig.cage
+    assert len(cage.data.edges) > edges and not np.isnan(_overlay_points(bpy, cage)).any()
     obj.tetrig.show_cage = False
     assert len(cage_overlay.segments(bpy.context)) == 0 and cage.hide_viewport
 
