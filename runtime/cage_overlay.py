@@ -91,6 +91,11 @@ def draw() -> None:
     shader.bind()
     shader.uniform_float("viewportSize", (region.width, region.height))
     shader.uniform_float("lineWidth", LINE_WIDTH)
+    # the state is shared with whatever draws after this handler: put it back as it was
+    # (the stubs type the getters' results as str, the setters' arguments as literals)
+    blend: Any = gpu.state.blend_get()
+    depth_test: Any = gpu.state.depth_test_get()
+    depth_mask = gpu.state.depth_mask_get()
     gpu.state.blend_set("ALPHA")
     gpu.state.depth_mask_set(False)
     passes: tuple[tuple[Literal["GREATER", "LESS_EQUAL"], float], ...] = (
@@ -99,8 +104,9 @@ def draw() -> None:
         gpu.state.depth_test_set(test)
         shader.uniform_float("color", (*COLOR, alpha))
         batch.draw(shader)
-    gpu.state.depth_test_set("NONE")
-    gpu.state.blend_set("NONE")
+    gpu.state.depth_test_set(depth_test)
+    gpu.state.depth_mask_set(depth_mask)
+    gpu.state.blend_set(blend)
 
 
 def show_old_wires_as_overlays() -> None:
