@@ -18,10 +18,11 @@ def register() -> None:
     modules: list[ModuleType] = [preferences]
     if dependencies.scipy().available:
         from . import operators
-        from .runtime import compiled_solver, handlers, jiggle_draw, jiggle_properties, presets, properties
+        from .runtime import (cage_overlay, compiled_solver, handlers, jiggle_draw, jiggle_properties, presets,
+                              properties)
 
         modules += [properties, jiggle_properties, presets, compiled_solver, operators, panels, handlers,
-                    jiggle_draw]
+                    jiggle_draw, cage_overlay]
     else:
         modules.append(panels.dependencies)
     for module in modules:

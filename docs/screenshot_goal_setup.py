@@ -1,6 +1,6 @@
 import os, sys, bpy, subprocess
 # Setup for the README's Goal picture, run from the checkout:
-#   GUI=1 EXTRA_CLICKS="1104,522" ../shared/tools/real-blender/run.sh --factory-startup \
+#   GUI=1 EXTRA_CLICKS="1104,620" ../shared/tools/real-blender/run.sh --factory-startup \
 #     --python ../shared/tools/real-blender/screenshot.py -- /tmp/goal.png 12 docs/screenshot_goal_setup.py
 # then crop the sidebar (x 1035-1300, y 80-810) into docs/panel_goal.png. EXTRA_CLICKS opens the
 # Goal subpanel (closed by default); the add-on is imported from this checkout as "tetrig".

@@ -35,7 +35,9 @@ else:
 bpy.context.view_layer.objects.active = obj
 obj.select_set(True)
 print("build:", bpy.ops.tetrig.build_cage())
-scene.frame_end = 120
+# the bake runs only the last 1.4 s before the shot (screenshot.py's Escape would cancel it earlier),
+# a few frames with the NumPy solver: over 24 frames they fill a visible part of the progress bar
+scene.frame_end = 24 if SHOT == "bake" else 120
 if SHOT == "cage":
     obj.tetrig.show_cage = True
     obj.select_set(False)
@@ -86,7 +88,7 @@ def _bake():
 
 # A click 1.2 s before the shot, after screenshot.py's Escape (which closes menus and dialogs):
 # the Material Presets menu for SHOT=panel, or LATE_CLICK="x,y" (e.g. "1174,794", Remove Soft Body).
-LATE_CLICK = os.environ.get("LATE_CLICK", "1165,304" if SHOT == "panel" else "")
+LATE_CLICK = os.environ.get("LATE_CLICK", "1165,355" if SHOT == "panel" else "")
 
 
 def _late_click():

@@ -124,11 +124,14 @@ class TETRIG_PT_main(TetRigPanel):
         box = layout.box()
         cage = s.cage
         if cage is not None:
-            row = box.row()
             kind = "Hull cage" if s.cage_note or s.cage_method == "HULL" else "Fit cage"
-            row.label(text=f"{kind}: {len(mesh_of(cage).vertices)} control points, "
-                           f"{len(mesh_of(cage).polygons)} tets", icon="OUTLINER_OB_LATTICE")
-            row.prop(s, "show_cage", text="", icon="HIDE_OFF" if s.show_cage else "HIDE_ON", emboss=False)
+            # "points", not "control points": one line in the default sidebar (the toggle costs one)
+            wrapped_label(box, context, f"{kind}: {len(mesh_of(cage).vertices)} points, "
+                                        f"{len(mesh_of(cage).polygons)} tets", "OUTLINER_OB_LATTICE")
+            # a labelled button of its own: an eye beside the line above cut its text short
+            row = box.row()
+            row.use_property_split = False
+            row.prop(s, "show_cage", toggle=True, icon="HIDE_OFF" if s.show_cage else "HIDE_ON")
         outside = f", {s.outside_count} bound to their nearest tet" if s.outside_count else ""
         wrapped_label(box, context, f"{s.bound_vertex_count} vertices bound{outside}", "VERTEXSEL")
         if s.cage_note:

@@ -4,6 +4,8 @@
 - ``mesh_io``: moving arrays in and out of meshes with ``foreach_get``/``foreach_set``;
 - ``binding_store``: the binding as mesh attributes (``tetrig_*``) and back;
 - ``cage_object``: the cage as a mesh object (its edges are the springs, its faces the tets);
+- ``cage_overlay``: Show Cage, the cage's springs drawn over the viewport (a ``gpu`` draw handler);
+- ``viewport_draw``: the 3D-viewport draw handlers' registration (also the jiggle spheres');
 - ``offset_modifier``: the Geometry Nodes modifier that adds the simulated displacement;
 - ``simulation``: per-object models and frame caches, keyed by session id (never ID references);
 - ``handlers``: the persistent frame-change and file-load handlers;

@@ -3,16 +3,18 @@
 Each tet is stored as one four-corner face whose corners are the tet's control points in
 positive orientation, so ``tets`` is exactly the face-corner list, saved with the .blend. The two
 tet edges a quad face does not have (its diagonals) are added as loose edges, so the mesh's edges
-are exactly the unique tet edges. The object displays as wire and never renders.
+are exactly the unique tet edges. The object never renders.
 
-Display: the cage is hidden when built (``Object.hide_viewport``; the panel's Show Cage toggles it).
-Shown, it is a thin wire drawn behind the mesh's surface (In Front off), so the edges inside the
-mesh never cover it and the mesh stays readable. Blender draws an unselected wire in the theme's
-Wire colour (black in the default theme); the object's colour, a light blue, is used when the
-viewport's Wireframe Color is set to Object.
+Display: the cage object itself is always hidden in the viewports (``Object.hide_viewport``):
+Blender would draw its wire in the theme's Wire colour, black by default, a dense tangle that
+hides the mesh. The panel's Show Cage sets a flag saved on the cage object (``cage_shown`` of its
+TetRig settings) instead, and ``cage_overlay`` draws the cage's edges over the viewport as thin,
+see-through light-blue lines at the simulated positions.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import bpy
 import numpy as np
@@ -21,7 +23,8 @@ from ..tetrig_addon.cage import Cage, unique_edges
 from . import mesh_io
 
 CAGE_SUFFIX = "_TetRigCage"
-# Object colour of the cage: shown by viewports whose Wireframe Color is Object.
+# Colour of the cage: the overlay's lines (``cage_overlay``), and the object's colour for anyone who
+# unhides the object itself with Wireframe Color set to Object.
 CAGE_COLOR = (0.55, 0.8, 1.0, 1.0)
 
 
@@ -35,7 +38,7 @@ def _diagonal_edges(tets: np.ndarray) -> list[tuple[int, int]]:
 def create(source: bpy.types.Object, cage: Cage, collection: bpy.types.Collection,
            visible: bool = False) -> bpy.types.Object:
     """Make the cage object for ``source``, parented to it with an identity parent inverse so its
-    local space is the source's object space; hidden in viewports unless ``visible``."""
+    local space is the source's object space; hidden in viewports, its overlay shown if ``visible``."""
     name = source.name + CAGE_SUFFIX
     mesh = bpy.data.meshes.new(name)
     mesh.from_pydata(cage.control_points.tolist(), _diagonal_edges(cage.tets), cage.tets.tolist())
@@ -44,28 +47,43 @@ def create(source: bpy.types.Object, cage: Cage, collection: bpy.types.Collectio
     obj.display_type = "WIRE"
     obj.show_in_front = False
     obj.color = CAGE_COLOR  # type: ignore[assignment]  # (a 4-float array)
-    obj.hide_viewport = not visible
+    obj.hide_viewport = True
     obj.hide_render = True
     obj.parent = source
     obj.matrix_parent_inverse.identity()
     collection.objects.link(obj)
+    show(obj, visible)
     return obj
 
 
+def _settings(cage_obj: bpy.types.Object) -> Any:
+    """``cage_obj.tetrig`` (``properties`` imports this module, so it cannot be imported here)."""
+    return getattr(cage_obj, "tetrig")
+
+
 def is_shown(cage_obj: bpy.types.Object) -> bool:
-    """Whether viewports draw the cage (its Disable in Viewports is off)."""
-    return not cage_obj.hide_viewport
+    """Whether viewports draw the cage's overlay."""
+    return bool(_settings(cage_obj).cage_shown)
 
 
 def show(cage_obj: bpy.types.Object, visible: bool) -> None:
-    """Show or hide the cage in every viewport; also reveals a cage hidden with H in this view layer.
-    A shown cage is drawn behind the mesh surface (cages built before TetRig hid them were In Front)."""
-    cage_obj.hide_viewport = not visible
-    if visible:
-        cage_obj.show_in_front = False
-    view_layer = bpy.context.view_layer
-    if visible and view_layer is not None and view_layer.objects.get(cage_obj.name) is not None:
-        cage_obj.hide_set(False, view_layer=view_layer)
+    """Show or hide the cage's overlay in every viewport. The object itself stays hidden, also when
+    it was shown as a wire by an older TetRig (which used its Disable in Viewports for Show Cage)."""
+    _settings(cage_obj).cage_shown = visible
+    cage_obj.hide_viewport = True
+    # the overlay reads the flag when a viewport redraws, and a flag change alone redraws none
+    window_manager = bpy.context.window_manager
+    for window in window_manager.windows if window_manager is not None else ():
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
+
+
+def world_matrix(cage_obj: bpy.types.Object) -> np.ndarray:
+    """The cage's world matrix, float64 [4, 4], from its parent's. A hidden object is left out of the
+    viewport's evaluation, so its own ``matrix_world`` is not updated when the soft body moves."""
+    parent = np.array(cage_obj.parent.matrix_world) if cage_obj.parent is not None else np.eye(4)
+    return parent @ np.array(cage_obj.matrix_parent_inverse) @ np.array(cage_obj.matrix_basis)
 
 
 def read(cage_obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray] | None:

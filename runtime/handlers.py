@@ -7,7 +7,7 @@ from __future__ import annotations
 import bpy
 from bpy.app.handlers import persistent
 
-from . import jiggle_sim, render_guard, scene_inputs, simulation
+from . import cage_overlay, jiggle_sim, render_guard, scene_inputs, simulation
 
 
 @persistent
@@ -24,6 +24,7 @@ def on_load_post(*_args: object) -> None:
     simulation.free()
     jiggle_sim.free()
     render_guard.forget()
+    cage_overlay.show_old_wires_as_overlays()
     context = bpy.context
     if context.scene is not None:
         render_guard.update_all(context.scene, context.evaluated_depsgraph_get())

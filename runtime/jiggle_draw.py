@@ -4,16 +4,15 @@ three circles around its tail (a ``gpu`` draw handler of the 3D viewport, in wor
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import bpy
 import numpy as np
 
+from . import viewport_draw
 from .jiggle_properties import bone_settings
 
 SEGMENTS = 32
 COLOR = (1.0, 0.55, 0.1, 1.0)
-_handle: Any = None
 
 
 def _circles(center: np.ndarray, radius: float) -> np.ndarray:
@@ -65,14 +64,6 @@ def draw() -> None:
     batch.draw(shader)
 
 
-def register() -> None:
-    global _handle
-    if _handle is None:
-        _handle = bpy.types.SpaceView3D.draw_handler_add(draw, (), "WINDOW", "POST_VIEW")
-
-
-def unregister() -> None:
-    global _handle
-    if _handle is not None:
-        bpy.types.SpaceView3D.draw_handler_remove(_handle, "WINDOW")
-        _handle = None
+HANDLER = viewport_draw.DrawHandler(draw)
+register = HANDLER.register
+unregister = HANDLER.unregister

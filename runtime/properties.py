@@ -71,8 +71,11 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     has_rest_matrix: BoolProperty(default=False)  # type: ignore[valid-type]
     show_cage: BoolProperty(  # type: ignore[valid-type]
         name="Show Cage", get=_get_show_cage, set=_set_show_cage,
-        description="Draw the cage (control points and springs) in the viewports. The state is the "
-                    "cage object's own Disable in Viewports, saved with the file")
+        description="Draw the cage's springs over the viewports as thin see-through lines at the "
+                    "simulated positions (the mesh stays readable); saved with the file")
+    cage_shown: BoolProperty(  # type: ignore[valid-type]
+        name="Cage Shown", default=False, options={"HIDDEN"},
+        description="On a cage object: whether its soft body's Show Cage is on")
     outside_count: IntProperty(  # type: ignore[valid-type]
         name="Outside", default=0,
         description="Vertices found in no tet at bind time, bound to their nearest tet")

@@ -96,11 +96,83 @@ def test_an_export_to_a_bad_path_is_refused_before_any_frame_is_simulated(
     assert len(steps) == (0 if operator == "export_json" else frames)  # frames 2-30 from rest
 
 
+def _overlay_points(bpy, cage):
+    """Undo the overlay's edge expansion: the position it draws for each cage vertex, float [Q, 3]."""
+    import numpy as np
+    from tetrig.runtime import cage_overlay
+
+    lines = cage_overlay.segments(bpy.context)
+    pairs = np.empty(len(cage.data.edges) * 2, dtype=np.int32)
+    cage.data.edges.foreach_get("vertices", pairs)
+    assert lines.shape == (len(pairs), 3) and lines.dtype == np.float32  # two ends per spring
+    points = np.full((len(cage.data.vertices), 3), np.nan)
+    points[pairs] = lines
+    return points
+
+
+def test_show_cage_draws_the_springs_at_the_simulated_positions_and_the_cage_object_stays_hidden(bpy, addon):
+    import numpy as np
+    from blender_helpers import evaluated_positions, world
+    from tetrig.runtime import binding_store, cage_overlay
+
+    obj = ball(bpy)
+    cage = obj.tetrig.cage
+    assert not obj.tetrig.show_cage and len(cage_overlay.segments(bpy.context)) == 0  # off: nothing
+    bpy.context.scene.frame_set(12)  # falling: the cage has moved from its rest
+    obj.tetrig.show_cage = True
+    assert cage.hide_viewport and cage not in bpy.context.visible_objects  # Blender's black wire: never
+    points = _overlay_points(bpy, cage)
+    assert not np.isnan(points).any()  # every control point is the end of a drawn spring
+    # the lines are where the simulation put the control points: the mesh shown this frame is their
+    # blend, vertex = sum of w_k * point[i_k] (to float32 rounding)
+    indices, weights = binding_store.load(obj.data)
+    shown = world(obj, evaluated_positions(obj))
+    np.testing.assert_allclose(np.einsum("nk,nkj->nj", weights, points[indices]), shown, atol=2e-6)
+    rest = world(obj, np.array([v.co for v in cage.data.vertices]))
+    assert (points - rest)[:, 2].min() < -0.05  # moved down with the fall, not drawn at rest
+    # the cage object is out of the viewport's evaluation, yet the lines follow the soft body
+    obj.location.x += 2.0
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(_overlay_points(bpy, cage) - points, [[2.0, 0.0, 0.0]] * len(points), atol=1e-5)
+    obj.hide_set(True)  # a hidden soft body draws no cage
+    assert len(cage_overlay.segments(bpy.context)) == 0
+    obj.hide_set(False)
+    edges = len(cage.data.edges)
+    obj.tetrig.resolution += 2  # a finer cage, still shown: its own edges are drawn, not the old ones
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    cage = obj.tetrig.cage
+    assert len(cage.data.edges) > edges and not np.isnan(_overlay_points(bpy, cage)).any()
+    obj.tetrig.show_cage = False
+    assert len(cage_overlay.segments(bpy.context)) == 0 and cage.hide_viewport
+
+
+def test_the_overlay_handler_is_registered_with_the_add_on_and_draws_nothing_headless(bpy, addon):
+    from tetrig.runtime import cage_overlay
+
+    assert cage_overlay.HANDLER.handle is not None  # added by the add-on's register()
+    obj = ball(bpy)
+    obj.tetrig.show_cage = True
+    assert len(cage_overlay.segments(bpy.context)) > 0
+    # what the handler must not run here: no GPU in background mode (5.0: "... not available in
+    # background mode", 5.2: "... requires the gpu module to be initialized")
+    with pytest.raises(SystemError, match="GPU functions for drawing"):
+        cage_overlay.draw()
+    cage_overlay.HANDLER.draw()  # returns before any gpu call
+    cage_overlay.unregister()
+    try:
+        assert cage_overlay.HANDLER.handle is None
+        cage_overlay.unregister()  # twice is harmless
+    finally:
+        cage_overlay.register()
+    assert cage_overlay.HANDLER.handle is not None
+
+
 def test_the_cage_is_hidden_by_default_and_show_cage_survives_save_and_reload(bpy, addon, tmp_path):
     obj = ball(bpy)
     cage = obj.tetrig.cage
     assert cage.hide_viewport and not obj.tetrig.show_cage  # hidden when built
-    assert not cage.show_in_front and cage.display_type == "WIRE" and cage.hide_render
+    assert cage.display_type == "WIRE" and cage.hide_render
     assert cage not in bpy.context.visible_objects
     # hidden, it still does its job: playback moves the cage and the mesh, a bake stores it
     from blender_helpers import evaluated_positions, rest_positions
@@ -110,27 +182,30 @@ def test_the_cage_is_hidden_by_default_and_show_cage_survives_save_and_reload(bp
     from tetrig.runtime import mesh_io
     offsets = mesh_io.read_attribute(cage.data, "tetrig_offset", np.float32, 3)
     assert offsets[:, 2].min() < -0.05  # the cage's control points moved with it
-    cage.show_in_front = True  # as cages built by earlier versions were
     obj.tetrig.show_cage = True
-    assert not cage.hide_viewport and obj.tetrig.show_cage and cage in bpy.context.visible_objects
-    assert not cage.show_in_front
-    # shown, it draws the simulated control points
-    assert (evaluated_positions(cage) - rest_positions(cage))[:, 2].min() < -0.05
+    assert cage.hide_viewport and obj.tetrig.show_cage  # the overlay, not the object
     path = tmp_path / "shown.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
     obj.tetrig.show_cage = False
     assert cage.hide_viewport and not obj.tetrig.show_cage
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "hidden.blend"))
+    # a cage saved shown by an older TetRig: a visible wire object (Show Cage was its Disable in
+    # Viewports); it opens as an overlay
+    cage.hide_viewport = False
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "old.blend"))
     bpy.ops.wm.open_mainfile(filepath=str(path))
     obj = bpy.data.objects["Ball"]
-    assert obj.tetrig.show_cage and not obj.tetrig.cage.hide_viewport  # reopened as saved: shown
+    assert obj.tetrig.show_cage and obj.tetrig.cage.hide_viewport  # reopened as saved: shown
     assert obj.tetrig.cage.tetrig.role == "CAGE" and obj.tetrig.cage.tetrig.source == obj
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.tetrig.build_cage() == {"FINISHED"}  # a rebuilt cage keeps the state
-    assert obj.tetrig.show_cage and not obj.tetrig.cage.hide_viewport
+    assert obj.tetrig.show_cage and obj.tetrig.cage.hide_viewport
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "hidden.blend"))
     obj = bpy.data.objects["Ball"]
     assert not obj.tetrig.show_cage and obj.tetrig.cage.hide_viewport
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "old.blend"))
+    obj = bpy.data.objects["Ball"]
+    assert obj.tetrig.show_cage and obj.tetrig.cage.hide_viewport
 
 
 def test_show_cage_on_a_copy_leaves_the_original_cage_alone(bpy, addon):
@@ -139,7 +214,7 @@ def test_show_cage_on_a_copy_leaves_the_original_cage_alone(bpy, addon):
     copy = bpy.context.active_object
     assert copy != obj and copy.tetrig.cage == obj.tetrig.cage
     copy.tetrig.show_cage = True
-    assert obj.tetrig.cage.hide_viewport and not copy.tetrig.show_cage
+    assert not obj.tetrig.show_cage and not copy.tetrig.show_cage
 
 
 def test_lock_interface_turned_on_by_tetrig_is_known_to_the_panel(bpy, addon):
