@@ -308,3 +308,25 @@ def test_bad_settings_and_inputs_are_refused_with_a_message(bad, message):
         quality.improve(plan, np.zeros((8, 3)), SEED)
     with pytest.raises(TetRigInputError, match="outside the mesh"):
         quality.build_plan(pts, [[0, 9]])
+
+
+def test_a_posed_rest_keeps_its_edge_lengths_and_kernel_and_reference_agree(bunny):
+    """A pose (here: the bunny stretched 1.6× along z and turned) is the frame's rest: with no
+    displacement the pass moves nothing, though most edges are past 1.35× the plan's rest; a
+    displacement on top of the pose is clamped against the posed lengths, the same in the kernel
+    and the reference."""
+    turn = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    posed = (bunny.pts * [1.0, 1.0, 1.6]) @ turn.T
+    assert (edge_length_ratios(bunny.pts, posed, bunny.edges) > 1.35).mean() > 0.2
+    zero = np.zeros_like(bunny.pts)
+    for use_kernel in (False, True):
+        result = quality.improve(bunny.plan, zero, SEED, zero, use_kernel, rest_positions=posed)
+        assert np.abs(result.displacements).max() == 0.0 and result.sweeps == (1, 1)
+    rng = np.random.default_rng(3)
+    noise = rng.normal(scale=0.004, size=bunny.pts.shape)  # ~edge length: stretches many edges
+    got = [quality.improve(bunny.plan, noise, SEED, None, use_kernel, rest_positions=posed) for use_kernel in (False, True)]
+    assert np.abs(got[0].displacements - got[1].displacements).max() < 1e-12
+    assert got[0].sweeps == got[1].sweeps and got[0].violations_left == got[1].violations_left
+    ratios = edge_length_ratios(posed, posed + got[0].displacements, bunny.edges)
+    before = edge_length_ratios(posed, posed + noise, bunny.edges)
+    assert before.max() > 2.0 and (ratios > 1.35 + ON_LIMIT).mean() < 0.05 * (before > 1.35).mean()

@@ -47,12 +47,12 @@ import numpy as np
 
 from . import quality_backend
 from .errors import TetRigInputError
-from .quality_plan import (BOUNDARY_SMOOTHING_SHARE, QualityPlan, affine_laplacian_matrix,
-                           boundary_vertices, build_plan, face_edges, unique_edges)
+from .quality_plan import (BOUNDARY_SMOOTHING_SHARE, DEGENERATE_EDGE_SHARE, QualityPlan,
+                           affine_laplacian_matrix, boundary_vertices, build_plan, face_edges, unique_edges)
 
 __all__ = ["BOUNDARY_SMOOTHING_SHARE", "QualityPlan", "QualityResult", "QualitySettings",
            "affine_laplacian_matrix", "boundary_vertices", "build_plan", "constrain_edge_lengths",
-           "face_edges", "improve", "smooth_displacements", "unique_edges"]
+           "face_edges", "frame_rest_lengths", "improve", "smooth_displacements", "unique_edges"]
 
 # The seed's parameters (seed 003).
 DEFAULT_MAX_STRETCH = 1.35
@@ -130,26 +130,52 @@ def _clamp_colour(x: np.ndarray, a: np.ndarray, b: np.ndarray, rest: np.ndarray,
     return int(bad.size)
 
 
-def _sweep(plan: QualityPlan, x: np.ndarray, limits: tuple[float, float, float, float]) -> int:
+def _sweep(plan: QualityPlan, x: np.ndarray, limits: tuple[float, float, float, float],
+           lengths: tuple[np.ndarray, np.ndarray]) -> int:
     """One sweep over every clamped edge (pass numbering), colour by colour: the edges inside
-    blocks, then those between them. Returns the edges found outside their limits."""
+    blocks, then those between them (``lengths``: their rest lengths, inner and cross). Returns
+    the edges found outside their limits."""
     violations = 0
-    for edges in (plan.inner, plan.cross):
+    for edges, rest in zip((plan.inner, plan.cross), lengths):
         offsets = edges.colour_offsets
         for c in range(offsets.size - 1):
             idx = edges.members[offsets[c]:offsets[c + 1]]
-            violations += _clamp_colour(x, edges.ends[idx, 0], edges.ends[idx, 1], edges.rest_lengths[idx],
+            violations += _clamp_colour(x, edges.ends[idx, 0], edges.ends[idx, 1], rest[idx],
                                         plan.mobility, limits)
     return violations
 
 
-def _constrain(plan: QualityPlan, x: np.ndarray, settings: QualitySettings, iterations: int) -> tuple[int, int]:
-    """Clamp sweeps on x (pass numbering) in place: (sweeps run, violations of the last)."""
+def frame_rest_lengths(plan: QualityPlan, sorted_rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The clamped edges' lengths in another rest shape (a posed input), inner and cross edges:
+    float64 [inner edge count], [cross edge count].
+
+    An edge the pose collapses (shorter than ``DEGENERATE_EDGE_SHARE`` of the mesh's size) gets
+    NaN: every comparison with NaN is false, so the clamp never counts or moves it, as
+    ``build_plan`` leaves degenerate rest edges out.
+
+    Args:
+        sorted_rest: float64 [vertex_count, 3], the rest shape in the pass's numbering
+            (``rest[plan.order]``).
+    """
+    size = float(np.ptp(plan.sorted_rest, axis=0).max()) if plan.vertex_count else 0.0
+    out = []
+    for edges in (plan.inner, plan.cross):
+        ends = edges.ends
+        length = np.linalg.norm(sorted_rest[ends[:, 1]] - sorted_rest[ends[:, 0]], axis=1)
+        out.append(np.where(length > DEGENERATE_EDGE_SHARE * size, length, np.nan))
+    return out[0], out[1]
+
+
+def _constrain(plan: QualityPlan, x: np.ndarray, settings: QualitySettings, iterations: int,
+               lengths: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, int]:
+    """Clamp sweeps on x (pass numbering) in place: (sweeps run, violations of the last).
+    ``lengths``: the edges' rest lengths (``frame_rest_lengths``), default the plan's."""
     limits = settings.limits()
+    rest = (plan.inner.rest_lengths, plan.cross.rest_lengths) if lengths is None else lengths
     sweeps = violations = 0
     for _ in range(iterations):
         sweeps += 1
-        violations = _sweep(plan, x, limits)
+        violations = _sweep(plan, x, limits, rest)
         if violations == 0:
             break
     return sweeps, violations
@@ -208,7 +234,8 @@ def smooth_displacements(plan: QualityPlan, displacements: np.ndarray, settings:
 
 
 def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySettings,
-            expected_laplacian: np.ndarray | None = None, use_kernel: bool | None = None) -> QualityResult:
+            expected_laplacian: np.ndarray | None = None, use_kernel: bool | None = None,
+            rest_positions: np.ndarray | None = None) -> QualityResult:
     """The whole pass: clamp, smooth, clamp (seed 003's sandwich).
 
     Args:
@@ -218,26 +245,36 @@ def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySetti
         use_kernel: ``True`` the Numba kernel (compiling it first), ``False`` the NumPy reference,
             ``None`` the kernel once it is loaded (``quality_backend.warm_up``), else the
             reference. Both give the same displacements (to rounding).
+        rest_positions: float [vertex_count, 3] (mesh order) or ``None``: this frame's rest shape
+            when it is not the plan's, e.g. a mesh posed by an armature or shape keys: the
+            displacements are from it and the edges keep its lengths (the pose is the user's,
+            only what the simulation adds is repaired). ``None``: the plan's rest.
 
     Raises:
         TetRigInputError: an array of another vertex count.
         quality_backend.KernelUnavailable: ``use_kernel=True`` and Numba cannot load.
     """
-    for name, array in (("displacements", displacements), ("expected Laplacian", expected_laplacian)):
+    for name, array in (("displacements", displacements), ("expected Laplacian", expected_laplacian),
+                        ("rest positions", rest_positions)):
         if array is not None and np.shape(array) != plan.rest_positions.shape:
             raise TetRigInputError(f"The {name} must be {plan.vertex_count}×3 like the mesh, got "
                                    f"{np.shape(array)}.")
+    sorted_rest, lengths = plan.sorted_rest, None
+    if rest_positions is not None:
+        sorted_rest = np.asarray(rest_positions, dtype=np.float64)[plan.order]
+        lengths = frame_rest_lengths(plan, sorted_rest)
     if use_kernel is None:
         use_kernel = quality_backend.kernel_ready()
     if use_kernel:
-        out, sweeps, left = quality_backend.kernel().improve(plan, displacements, settings, expected_laplacian)
+        out, sweeps, left = quality_backend.kernel().improve(plan, displacements, settings, expected_laplacian,
+                                                             None if lengths is None else (sorted_rest, lengths))
         return QualityResult(out, sweeps, left)
     d = np.asarray(displacements, dtype=np.float64)[plan.order]
     expected = None if expected_laplacian is None else np.asarray(expected_laplacian, dtype=np.float64)[plan.order]
-    x = plan.sorted_rest + d
-    first, _ = _constrain(plan, x, settings, settings.constraint_iterations)
-    x = plan.sorted_rest + _smooth(plan, x - plan.sorted_rest, settings, expected)
-    second, left = _constrain(plan, x, settings, settings.constraint_iterations)
+    x = sorted_rest + d
+    first, _ = _constrain(plan, x, settings, settings.constraint_iterations, lengths)
+    x = sorted_rest + _smooth(plan, x - sorted_rest, settings, expected)
+    second, left = _constrain(plan, x, settings, settings.constraint_iterations, lengths)
     out = np.empty_like(x)
-    out[plan.order] = x - plan.sorted_rest
+    out[plan.order] = x - sorted_rest
     return QualityResult(out, (first, second), left)

@@ -124,10 +124,17 @@ def _combine(a, b, sign, out, order):
 
 
 def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySettings,
-            expected_laplacian: np.ndarray | None) -> tuple[np.ndarray, tuple[int, int], int]:
+            expected_laplacian: np.ndarray | None,
+            frame_rest: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None,
+            ) -> tuple[np.ndarray, tuple[int, int], int]:
     """``quality.improve`` with the kernel (mesh order in and out, arguments already checked):
     (displacements, sweeps, violations left). The pass order's work arrays are kept on the plan
-    (``plan.workspace``), so a plan serves one thread at a time."""
+    (``plan.workspace``), so a plan serves one thread at a time.
+
+    Args:
+        frame_rest: ``None`` for the plan's rest, else (rest float64 [vertex_count, 3] in the pass's
+            numbering, (inner, cross) edge lengths from ``quality.frame_rest_lengths``).
+    """
     n = plan.vertex_count
     work = plan.workspace
     if "x" not in work:
@@ -145,18 +152,21 @@ def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySetti
                     lengths=np.concatenate([plan.inner.rest_lengths, plan.cross.rest_lengths]),
                     segments=np.append(plan.inner.block_offsets[:, 0],
                                        [plan.inner.ends.shape[0], plan.edge_count]).astype(np.int64))
-    edges = (work["ends"], work["lengths"], work["segments"], plan.mobility, plan.block_size)
-    _gather(np.ascontiguousarray(displacements, dtype=np.float64), plan.order, plan.sorted_rest, x)
+    rest, lengths = plan.sorted_rest, work["lengths"]
+    if frame_rest is not None:
+        rest, lengths = np.ascontiguousarray(frame_rest[0]), np.concatenate(frame_rest[1])
+    edges = (work["ends"], lengths, work["segments"], plan.mobility, plan.block_size)
+    _gather(np.ascontiguousarray(displacements, dtype=np.float64), plan.order, rest, x)
     first, _ = _constrain(x, *edges, lo, hi, lo_tol, hi_tol, iterations)
-    _combine(x, plan.sorted_rest, -1, cur, none)
+    _combine(x, rest, -1, cur, none)
     for _ in range(int(settings.smoothing_iterations)):
         _smooth_step(cur, nxt, plan.neighbour_offsets, plan.neighbour_ids, plan.inverse_degree, plan.scale,
                      float(settings.smoothing_weight), expected, use_expected)
         cur, nxt = nxt, cur
-    _combine(plan.sorted_rest, cur, 1, x, none)
+    _combine(rest, cur, 1, x, none)
     second, left = _constrain(x, *edges, lo, hi, lo_tol, hi_tol, iterations)
     out = np.empty((n, 3))
-    _combine(x, plan.sorted_rest, -1, out, plan.order)
+    _combine(x, rest, -1, out, plan.order)
     return out, (int(first), int(second)), int(left)
 
 
