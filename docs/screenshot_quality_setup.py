@@ -1,23 +1,18 @@
-import os, sys, bpy, subprocess, math
+import os, sys, bpy, math
 import numpy as np
 # Setup for the README's quality-pass pictures, run from the checkout (QUALITY=off or on):
 #   GUI=1 QUALITY=off ../shared/tools/real-blender/run.sh --factory-startup \
 #     --python ../shared/tools/real-blender/screenshot.py -- docs/quality_off.png 26 docs/screenshot_quality_setup.py
 # (and the same with QUALITY=on into docs/quality_on.png). The Stanford bunny with the
 # Jelly material falls onto the TetRig ground at 5 m/s (frame 14, the impact: its longest edge is
-# 3.3x its rest length with the pass off); the view looks up at its bottom. Each vertex is
+# 3.3x its rest length with the pass off); the view looks slightly up at its front rim. Each vertex is
 # coloured by its edges as shown on that frame (a colour attribute, Solid shading's Attribute
 # colour): red where an edge is past 1.35x its rest length, blue past 0.70x, white within 1.2x
-# and 0.85x, shades between. TAB_CLICK="x,y" clicks the sidebar's
-# TetRig tab (window coordinates, default "1307,248") once the splash screen is gone (TAB_CLICK_AT
-# seconds, default 24.5: the screenshot helper closes the splash at its delay - 1.5 s); the add-on is
-# imported from this checkout as "tetrig".
-import tempfile
-link_dir = tempfile.mkdtemp(prefix="tetrig-shot-")
-os.symlink(os.getcwd(), os.path.join(link_dir, "tetrig"))
-sys.path.insert(0, link_dir)
-import tetrig
-tetrig.register()
+# and 0.85x, shades between. The sidebar shows the TetRig tab (docs/shot_helpers.py clicks it);
+# the add-on is imported from this checkout as "tetrig".
+sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
+from shot_helpers import open_tetrig_tab, register_from_checkout
+register_from_checkout()
 QUALITY = os.environ.get("QUALITY", "on") == "on"
 IMPACT = 14  # 5 m/s: v^2 = 2 g h
 for ob in list(bpy.data.objects):
@@ -96,16 +91,4 @@ for window in bpy.context.window_manager.windows:
             from mathutils import Euler
             r3d.view_rotation = Euler((math.radians(float(os.environ.get("TILT", "97"))), 0.0, math.radians(float(os.environ.get("TURN", "-20")))),
                                       "XYZ").to_quaternion()
-TAB = os.environ.get("TAB_CLICK", "1307,248")
-
-
-def _click():
-    if TAB:
-        x, y = TAB.split(",")
-        subprocess.Popen(["bash", "-c",
-            f"sleep 0.5; W=$(xdotool search --onlyvisible --class blender | head -1); xdotool windowfocus --sync $W; "
-            f"xdotool mousemove --window $W {x} {y}; sleep 0.4; xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; "
-            "sleep 0.5; xdotool mousemove --window $W 500 500"])
-
-
-bpy.app.timers.register(_click, first_interval=float(os.environ.get("TAB_CLICK_AT", "24.5")))
+open_tetrig_tab()
