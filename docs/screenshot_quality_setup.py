@@ -11,7 +11,7 @@ import numpy as np
 # and 0.85x, shades between. The sidebar shows the TetRig tab (docs/shot_helpers.py clicks it);
 # the add-on is imported from this checkout as "tetrig".
 sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
-from shot_helpers import open_tetrig_tab, register_from_checkout
+from shot_helpers import open_tetrig_tab, register_from_checkout, solid_viewports
 register_from_checkout()
 QUALITY = os.environ.get("QUALITY", "on") == "on"
 IMPACT = 14  # 5 m/s: v^2 = 2 g h
@@ -74,21 +74,16 @@ attribute = obj.data.color_attributes.new("tetrig_stretch", "FLOAT_COLOR", "POIN
 attribute.data.foreach_set("color", colour.ravel())
 obj.data.color_attributes.active_color = attribute
 obj.select_set(False)
-for window in bpy.context.window_manager.windows:
-    for area in window.screen.areas:
-        if area.type == "VIEW_3D":
-            space = area.spaces.active
-            space.show_region_ui = True
-            space.shading.type = "SOLID"
-            space.overlay.show_wireframes = os.environ.get("WIRE", "0") == "1"
-            space.shading.color_type = "VERTEX"
-            space.overlay.wireframe_threshold = 1.0
-            space.overlay.show_floor = True
-            r3d = space.region_3d
-            r3d.view_perspective = "PERSP"
-            r3d.view_location = target.tolist()
-            r3d.view_distance = float(os.environ.get("DISTANCE", "0.09"))
-            from mathutils import Euler
-            r3d.view_rotation = Euler((math.radians(float(os.environ.get("TILT", "97"))), 0.0, math.radians(float(os.environ.get("TURN", "-20")))),
-                                      "XYZ").to_quaternion()
+from mathutils import Euler
+tilt, turn = (math.radians(float(os.environ.get(k, v))) for k, v in (("TILT", "97"), ("TURN", "-20")))
+for _area, space in solid_viewports():
+    space.overlay.show_wireframes = os.environ.get("WIRE", "0") == "1"
+    space.shading.color_type = "VERTEX"
+    space.overlay.wireframe_threshold = 1.0
+    space.overlay.show_floor = True
+    r3d = space.region_3d
+    r3d.view_perspective = "PERSP"
+    r3d.view_location = target.tolist()
+    r3d.view_distance = float(os.environ.get("DISTANCE", "0.09"))
+    r3d.view_rotation = Euler((tilt, 0.0, turn), "XYZ").to_quaternion()
 open_tetrig_tab()

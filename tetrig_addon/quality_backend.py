@@ -8,56 +8,37 @@ under ``NUMBA_CACHE_DIR`` (the Blender layer sets it through ``solver.backend.co
 
 from __future__ import annotations
 
-import threading
 from types import ModuleType
 
+from .lazy_kernel import KernelUnavailable, LazyKernel
 
-class KernelUnavailable(RuntimeError):
-    """The kernel was asked for but cannot load; the message says why."""
-
-
-_lock = threading.Lock()
-_kernel: ModuleType | None = None
-_error: str | None = None
-_thread: threading.Thread | None = None
+__all__ = ["KernelUnavailable", "kernel", "kernel_ready", "unavailable_reason", "warm_up"]
 
 
-def _load() -> None:
-    global _kernel, _error
-    try:
-        from . import quality_kernel as module
-        module.warm_up()
-    except Exception as exc:  # ImportError, or a Numba that does not match this NumPy
-        with _lock:
-            _error = f"{type(exc).__name__}: {exc}"
-        return
-    with _lock:
-        _kernel = module
+def _load() -> ModuleType:
+    from . import quality_kernel as module
+
+    module.warm_up()
+    return module
+
+
+_KERNEL = LazyKernel(_load, "tetrig-quality-compile")
 
 
 def warm_up(background: bool = False) -> None:
     """Load and compile the kernel now (``background``: in a daemon thread, returning at once).
     Does nothing once it is loaded, failed, or loading."""
-    global _thread
-    with _lock:
-        if _kernel is None and _error is None and _thread is None:
-            _thread = threading.Thread(target=_load, name="tetrig-quality-compile", daemon=True)
-            _thread.start()
-        thread = _thread
-    if not background and thread is not None:
-        thread.join()
+    _KERNEL.warm_up(background)
 
 
 def kernel_ready() -> bool:
     """Whether the kernel is loaded (never waits: False while it compiles)."""
-    with _lock:
-        return _kernel is not None
+    return _KERNEL.ready()
 
 
 def unavailable_reason() -> str | None:
     """Why the kernel failed to load, or ``None`` (loaded, loading, or not tried)."""
-    with _lock:
-        return _error
+    return _KERNEL.unavailable_reason()
 
 
 def kernel() -> ModuleType:
@@ -66,8 +47,4 @@ def kernel() -> ModuleType:
     Raises:
         KernelUnavailable: Numba is missing or failed to import (the reason is kept).
     """
-    warm_up()
-    with _lock:
-        if _kernel is None:
-            raise KernelUnavailable(_error or "the compiled quality pass did not load")
-        return _kernel
+    return _KERNEL.module()
