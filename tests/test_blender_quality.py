@@ -177,7 +177,11 @@ def test_bake_playback_renders_and_every_export_carry_the_pass(bpy, addon, tmp_p
 
     bpy.ops.object.camera_add(location=(0.0, -1.6, 0.25), rotation=(1.5708, 0.0, 0.0))
     scene.camera = bpy.context.active_object
-    scene.render.engine = "BLENDER_WORKBENCH"
+    bpy.ops.object.light_add(type="SUN", location=(0.0, 0.0, 5.0))
+    # Cycles on the CPU, as test_blender_render: Workbench would start the GPU module in this
+    # process, and test_blender_ui checks that drawing has no GPU in background mode
+    scene.render.engine = "CYCLES"
+    scene.cycles.device, scene.cycles.samples, scene.cycles.use_denoising, scene.cycles.seed = "CPU", 4, False, 0
     scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = 160, 120, 100
     scene.render.image_settings.file_format = "PNG"
     with_pass = render("on.png")
