@@ -2,7 +2,7 @@ import os, sys, bpy, math
 import numpy as np
 # Setup for the README's quality-pass pictures, run from the checkout (QUALITY=off or on):
 #   GUI=1 QUALITY=off ../shared/tools/real-blender/run.sh --factory-startup \
-#     --python ../shared/tools/real-blender/screenshot.py -- docs/quality_off.png 26 docs/screenshot_quality_setup.py
+#     --python ../shared/tools/real-blender/screenshot.py -- docs/quality_off.png 30 docs/screenshot_quality_setup.py
 # (and the same with QUALITY=on into docs/quality_on.png). The Stanford bunny with the
 # Jelly material falls onto the TetRig ground at 5 m/s (frame 14, the impact: its longest edge is
 # 3.3x its rest length with the pass off); the view looks slightly up at its front rim. Each vertex is
