@@ -8,7 +8,7 @@ import os, sys, bpy, mathutils
 # its back pinned, the belly free) walking 1.5 m in half a second; the shot is frame 9, mid-walk,
 # with the posed shape (the Armature alone) drawn as a wire ghost.
 sys.path[:0] = [os.path.join(os.getcwd(), "docs"), os.path.join(os.getcwd(), "tests")]
-from shot_helpers import open_tetrig_tab, register_from_checkout
+from shot_helpers import open_tetrig_tab, register_from_checkout, solid_viewports
 from character_scene import armature, body, soft_belly, walk
 register_from_checkout()
 for ob in list(bpy.data.objects):
@@ -33,17 +33,12 @@ print("build:", bpy.ops.tetrig.build_cage())
 bpy.ops.object.shade_smooth()
 for f in range(1, 10):
     scene.frame_set(f)
-for window in bpy.context.window_manager.windows:
-    for area in window.screen.areas:
-        if area.type == "VIEW_3D":
-            space = area.spaces.active
-            space.show_region_ui = True
-            space.shading.type = "SOLID"
-            # in front of the belly (+y), a little to the side and above: the belly trails the
-            # wire ghost of the posed shape
-            view = space.region_3d
-            view.view_rotation = mathutils.Vector((0.35, 1.0, 0.45)).normalized().to_track_quat("Z", "Y")
-            view.view_location = (0.9, 0.0, 1.0)
-            view.view_distance = 4.6
-            view.view_perspective = "PERSP"
+for area, space in solid_viewports():
+    # in front of the belly (+y), a little to the side and above: the belly trails the wire
+    # ghost of the posed shape
+    view = space.region_3d
+    view.view_rotation = mathutils.Vector((0.35, 1.0, 0.45)).normalized().to_track_quat("Z", "Y")
+    view.view_location = (0.9, 0.0, 1.0)
+    view.view_distance = 4.6
+    view.view_perspective = "PERSP"
 open_tetrig_tab()

@@ -18,6 +18,18 @@ def register_from_checkout():
     return tetrig
 
 
+def solid_viewports():
+    """The 3D viewports of every window, each set to Solid shading with the sidebar shown:
+    yields (area, space)."""
+    for window in bpy.context.window_manager.windows:
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                space = area.spaces.active
+                space.show_region_ui = True
+                space.shading.type = "SOLID"
+                yield area, space
+
+
 def open_tetrig_tab(after_s: float = 5.0) -> None:
     """After ``after_s`` seconds, click the status bar (it closes the splash screen) and then the
     sidebar's TetRig tab, from a detached process so Blender's event loop runs meanwhile (window

@@ -1,7 +1,7 @@
 """The sidebar tab: Cage (build settings, Show Cage, what was built), Simulation (presets and
-material; Goal and Collisions closed by default), Bake (bake, free, status, Lock Interface), Output
-(reset, the exports menu, remove). Less-used subpanels start closed so that Output and Remove fit a
-1600×900 window."""
+material; Goal and Collisions closed by default), Quality (the surface repair pass, closed by
+default), Bake (bake, free, status, Lock Interface), Output (reset, the exports menu, remove).
+Less-used subpanels start closed so that Output and Remove fit a 1600×900 window."""
 
 from __future__ import annotations
 
@@ -200,6 +200,23 @@ class TETRIG_PT_collisions(SoftBodySubpanel):
         _toggled(col, s, "use_ground", "ground_height", "ground_friction", "ground_static_friction")
         col.prop(s, "use_colliders")
         col.prop(s, "max_speed")
+
+
+class TETRIG_PT_quality(SoftBodySubpanel):
+    bl_label = "Quality"
+    bl_options = {"DEFAULT_CLOSED"}
+    header_toggle = "use_quality"
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        sub = col.column(align=True)
+        sub.prop(s, "quality_max_stretch")
+        sub.prop(s, "quality_max_compression")
+        sub.prop(s, "quality_clamp_iterations")
+        sub = col.column(align=True)
+        sub.prop(s, "quality_smoothing")
+        sub.prop(s, "quality_smoothing_iterations")
+        if s.points is not None:  # the points object has no edges to clamp (quality_pass)
+            col.label(text="Not applied: the input has new vertices (Mirror, Array)", icon="INFO")
 
 
 class TETRIG_PT_bake(SoftBodySubpanel):

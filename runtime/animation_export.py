@@ -1,6 +1,8 @@
 """Exporting the animation a soft body plays: per-frame control points (JSON) and per-frame vertex
 positions (a PC2 point cache). Baked frames come from the bake, the others are simulated live
-(``bake.playback_control_points``), so a file holds exactly what the viewport shows.
+(``bake.playback_control_points``), so a file holds exactly what the viewport shows: the PC2
+positions have the quality pass applied (``quality_pass.vertex_offsets``, as the viewport), the
+animation JSON carries the pass's settings and the mesh's edges for its readers.
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ import bpy
 import numpy as np
 
 from ..tetrig_addon import animation_json, pc2
-from . import bake, bake_store, binding_store, cage_object, export, mesh_io, simulation, stack
-from .properties import object_settings
+from . import bake, bake_store, binding_store, export, mesh_io, quality_pass, simulation, stack
 
 
 def frame_range(scene: bpy.types.Scene, obj: bpy.types.Object) -> tuple[int, int]:
@@ -29,9 +30,18 @@ def fps(scene: bpy.types.Scene) -> float:
 
 def animation_data(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
                    frame_start: int, frame_end: int) -> animation_json.AnimationData:
-    """Control points per frame in object space (the seed's ``bones_rest`` space)."""
+    """Control points per frame in object space (the seed's ``bones_rest`` space), and the quality
+    pass they are shown with when it is on (its settings, the mesh's edges, open border and fixed
+    vertices: what a reader needs to repeat it, ``animation_json.vertex_positions``)."""
     cps = bake.playback_control_points(obj, scene, depsgraph, frame_start, frame_end)
-    return animation_json.AnimationData(frame_start=frame_start, fps=fps(scene), control_points=cps)
+    chosen = quality_pass.settings(obj)
+    block = None
+    if chosen is not None:
+        repair = quality_pass.surface(obj, simulation.prepare(obj, scene, simulation.rest_world_matrix(obj, depsgraph)))
+        block = animation_json.QualityBlock(chosen, repair.edges, np.flatnonzero(repair.boundary),
+                                            np.flatnonzero(repair.fixed))
+    return animation_json.AnimationData(frame_start=frame_start, fps=fps(scene), control_points=cps,
+                                        quality=block)
 
 
 def write_animation_json(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
@@ -47,15 +57,17 @@ def write_animation_json(obj: bpy.types.Object, scene: bpy.types.Scene, depsgrap
     return data
 
 
-def vertex_positions(obj: bpy.types.Object, control_points: np.ndarray,
-                     frames: list[int] | None = None) -> np.ndarray:
+def vertex_positions(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
+                     control_points: np.ndarray, frames: list[int] | None = None) -> np.ndarray:
     """Vertex positions TetRig shows for given control points: float32 [F, N, 3] object space.
 
-    Computed as the offset modifier does: ``input + offset`` in float32, with
-    ``offset = Σₖ wₖ · (q − q_rest)[iₖ]`` rounded to float32 like the ``tetrig_offset`` attribute,
-    so the result matches the modifier's output to float32 rounding. ``input`` is the mesh's own
-    (rest) coordinates, or for a posed mesh (``stack``) the input of each of ``frames``, read by
-    setting the scene to each frame; its control points at rest are then that frame's pose.
+    Computed as the offset modifier shows them: ``input + offset`` in float32, with the offsets of
+    ``quality_pass.vertex_offsets`` (the seed's blend ``Σₖ wₖ · (q − q_rest)[iₖ]``, then the quality
+    pass when it is on) rounded to float32 like the ``tetrig_offset`` attribute, so the result
+    matches the modifier's output to float32 rounding. ``input`` is the mesh's own (rest)
+    coordinates, or for a posed mesh (``stack``) the input of each of ``frames``, read by setting
+    the scene to each frame; its control points at rest are then that frame's pose, and the
+    quality pass keeps that frame's edge lengths.
 
     Args:
         control_points: float [F, Q, 3] object space (as ``bake.playback_control_points``).
@@ -63,29 +75,25 @@ def vertex_positions(obj: bpy.types.Object, control_points: np.ndarray,
 
     Raises:
         simulation.StaleBindingError: the binding or the cage no longer matches.
+        ValueError: a posed mesh without ``frames``.
     """
-    simulation.check_binding(obj)
-    mesh = binding_store.holder(obj)
-    bound = binding_store.load(mesh)
-    cage_data = cage_object.read(object_settings(obj).cage)
-    if bound is None or cage_data is None:
-        raise simulation.StaleBindingError(f"{obj.name}: the binding is stale; press Build Cage again.")
-    indices, weights = bound
-    rest_cps = cage_data[0]
+    prepared = simulation.prepare(obj, scene, simulation.rest_world_matrix(obj, depsgraph))
+    count = prepared.indices.shape[0]
     inputs = None
     if stack.posed(obj):
         if frames is None:
             raise ValueError("a posed mesh's positions need their frames")
         try:
-            inputs = stack.inputs_over(obj, frames, indices.shape[0])
+            inputs = stack.inputs_over(obj, frames, count)
         except stack.InputError as exc:
             raise simulation.StaleBindingError(str(exc)) from exc
-    co = mesh_io.vertex_positions(mesh).astype(np.float32)
-    out = np.empty((control_points.shape[0], indices.shape[0], 3), dtype=np.float32)
+    co = mesh_io.vertex_positions(binding_store.holder(obj))
+    out = np.empty((control_points.shape[0], count, 3), dtype=np.float32)
     for f in range(control_points.shape[0]):
-        disp = np.asarray(control_points[f], dtype=np.float64) - rest_cps
-        offsets = np.einsum("vk,vkj->vj", weights, disp[indices]).astype(np.float32)
-        out[f] = (co if inputs is None else inputs[f].astype(np.float32)) + offsets
+        disp = np.asarray(control_points[f], dtype=np.float64) - prepared.rest_local
+        base = co if inputs is None else inputs[f]
+        offsets = quality_pass.vertex_offsets(obj, prepared, disp, None if inputs is None else inputs[f])
+        out[f] = base.astype(np.float32) + offsets.astype(np.float32)
     return out
 
 
@@ -101,6 +109,6 @@ def write_pc2(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.type
     """
     target = export.output_path(path)
     cps = bake.playback_control_points(obj, scene, depsgraph, frame_start, frame_end)
-    positions = vertex_positions(obj, cps, list(range(frame_start, frame_end + 1)))
+    positions = vertex_positions(obj, scene, depsgraph, cps, list(range(frame_start, frame_end + 1)))
     pc2.write(target, positions, start_frame=frame_start, sample_rate=1.0)
     return int(positions.shape[1])

@@ -31,6 +31,21 @@ def polygon_corners(mesh: bpy.types.Mesh) -> np.ndarray:
     return corners
 
 
+def polygon_sizes(mesh: bpy.types.Mesh) -> np.ndarray:
+    """Corners of every face, in face order (the corners of ``polygon_corners`` run face after
+    face); int32 [face_count]."""
+    sizes = np.empty(len(mesh.polygons), dtype=np.int32)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    return sizes
+
+
+def edge_vertices(mesh: bpy.types.Mesh) -> np.ndarray:
+    """The two vertices of every edge; int32 [edge_count, 2]."""
+    ends = np.empty(len(mesh.edges) * 2, dtype=np.int32)
+    mesh.edges.foreach_get("vertices", ends)
+    return ends.reshape(-1, 2)
+
+
 def read_attribute(mesh: bpy.types.Mesh, name: str, dtype: type, width: int = 1) -> np.ndarray | None:
     """A POINT-domain attribute as an array [vertex_count] or [vertex_count, width], or ``None``."""
     attr = mesh.attributes.get(name)

@@ -12,6 +12,7 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
                        StringProperty)
 
 from ..tetrig_addon import cage as engine_cage
+from ..tetrig_addon import quality as engine_quality
 from ..tetrig_addon import solver as engine_solver
 from . import cage_object
 
@@ -35,6 +36,14 @@ def _set_show_cage(settings: "TetRigObjectSettings", value: bool) -> None:
     cage = _own_cage(settings)
     if cage is not None:
         cage_object.show(cage, value)
+
+
+def _show_again(settings: "TetRigObjectSettings", context: bpy.types.Context) -> None:
+    """A quality setting changed: show the current frame again (the frame handler applies the pass
+    to the cached or baked state, nothing is simulated anew)."""
+    scene = context.scene
+    if settings.role == ROLE_SOURCE and scene is not None:
+        scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
 
 
 class TetRigObjectSettings(bpy.types.PropertyGroup):
@@ -185,6 +194,32 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     max_speed: FloatProperty(  # type: ignore[valid-type]
         name="Max Speed", default=100.0, min=1e-3, soft_max=1000.0,
         unit="VELOCITY", description="Speed limit of every control point [m/s]")
+
+    # Quality pass (seed 003), applied to the blended offsets whenever a frame is shown or exported
+    use_quality: BoolProperty(  # type: ignore[valid-type]
+        name="Quality", default=False, update=_show_again,
+        description="Repair the surface after the blend: clamp edge lengths, smooth the displacement, "
+                    "clamp again. Applied when a frame is shown, rendered or exported (bakes too). "
+                    "The limits hold real deformation too: a body squashed past them is held at them")
+    quality_max_stretch: FloatProperty(  # type: ignore[valid-type]
+        name="Max Stretch", default=engine_quality.DEFAULT_MAX_STRETCH, min=1.0, soft_max=3.0,
+        update=_show_again, description="Longest an edge may get, as a multiple of its rest length")
+    quality_max_compression: FloatProperty(  # type: ignore[valid-type]
+        name="Max Compression", default=engine_quality.DEFAULT_MAX_COMPRESSION, min=0.01, max=1.0,
+        update=_show_again, description="Shortest an edge may get, as a share of its rest length")
+    quality_clamp_iterations: IntProperty(  # type: ignore[valid-type]
+        name="Clamp Iterations", default=engine_quality.DEFAULT_CONSTRAINT_ITERATIONS, min=0,
+        soft_max=32, max=256, update=_show_again,
+        description="Sweeps over the edges at most, before and after the smoothing (fewer when every "
+                    "edge is within its limits): more for a body whose whole side stretches past the limit")
+    quality_smoothing: FloatProperty(  # type: ignore[valid-type]
+        name="Smoothing", default=engine_quality.DEFAULT_SMOOTHING_WEIGHT, min=0.0, max=1.0,
+        subtype="FACTOR", update=_show_again,
+        description="How far each vertex moves towards its neighbours' mean displacement per iteration "
+                    "(half as far on an open border); the cage's own motion is kept")
+    quality_smoothing_iterations: IntProperty(  # type: ignore[valid-type]
+        name="Smoothing Iterations", default=engine_quality.DEFAULT_SMOOTHING_ITERATIONS, min=0,
+        soft_max=10, max=100, update=_show_again, description="Smoothing steps per frame")
 
 
 def object_settings(obj: bpy.types.Object) -> TetRigObjectSettings:

@@ -19,7 +19,8 @@ import numpy as np
 from ..tetrig_addon import posing, solver
 from ..tetrig_addon.binding import blend, blend_matrix, control_point_goal_weights, pinned_control_points
 from ..tetrig_addon.timeline import FrameCache
-from . import bake_store, binding_store, cage_object, compiled_solver, mesh_io, points_object, scene_inputs, stack
+from . import (bake_store, binding_store, cage_object, compiled_solver, mesh_io, points_object, quality_pass,
+               scene_inputs, stack)
 from .properties import object_settings, ROLE_SOURCE
 
 # A vertex is pinned when its weight in the pin group is at least this.
@@ -47,6 +48,9 @@ class Prepared:
     # the input can change from frame to frame.
     follow: posing.Follow | None = None
     input_animated: bool = False
+    # bool [N]: pinned vertices and those of goal weight 1, which the quality pass leaves alone
+    fixed: np.ndarray | None = None
+    surface: quality_pass.SurfacePass | None = None  # the quality pass's plan, built at its first use
 
 
 _prepared: dict[int, Prepared] = {}
@@ -218,12 +222,15 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     unit_scale = scene.unit_settings.scale_length
     rest_world = (rest_local @ world[:3, :3].T + world[:3, 3]) * unit_scale
     pinned = None
+    fixed = np.zeros(indices.shape[0], dtype=bool)
     if object_settings(obj).pin_group:
         group_weights = input_group_weights(obj, object_settings(obj).pin_group)
         if group_weights is not None:
-            pinned = pinned_control_points(indices, weights, group_weights >= PIN_THRESHOLD,
-                                           rest_local.shape[0])
+            fixed = group_weights >= PIN_THRESHOLD
+            pinned = pinned_control_points(indices, weights, fixed, rest_local.shape[0])
     goal = vertex_goal_weights(obj)
+    if goal is not None:
+        fixed |= goal >= 1.0  # as control_point_goal_weights: these follow their goal exactly
     goal_weights = None if goal is None else control_point_goal_weights(indices, weights, goal, rest_local.shape[0])
     # every mesh vertex is a contact point: the mesh, not the cage, touches the ground
     model = solver.build_model(rest_world, tets, density=object_settings(obj).density, pinned=pinned,
@@ -235,7 +242,7 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
                         blend=blend_matrix(indices, weights, rest_local.shape[0]),
                         world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale,
                         rest_local=rest_local, follows=follows_animation(obj) or posed, follow=follow,
-                        input_animated=posed and stack.input_animated(obj))
+                        input_animated=posed and stack.input_animated(obj), fixed=fixed)
     _prepared[obj.session_uid] = prepared
     _caches.pop(obj.session_uid, None)
     return prepared
@@ -402,22 +409,27 @@ def displacements_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     return local_displacements(prepared, positions, inputs.world, inputs.posed)
 
 
-def write_back(obj: bpy.types.Object, displacements: np.ndarray, posed: np.ndarray | None = None) -> None:
+def write_back(obj: bpy.types.Object, displacements: np.ndarray, posed: np.ndarray | None = None,
+               input_positions: np.ndarray | None = None) -> None:
     """Write the blended displacement of every vertex (and of the cage's points) to the meshes.
 
     vertex offset = Σₖ wₖ · d[iₖ] (the seed's vertex-shader blend applied to displacements, so a
-    zero displacement writes exact zeros), to the mesh holding the binding (``binding_store``).
+    zero displacement writes exact zeros), repaired by the quality pass when it is on
+    (``quality_pass.vertex_offsets``), to the mesh holding the binding (``binding_store``).
     Nothing non-finite is written.
 
     Args:
         displacements: float [Q, 3], object space, from where the control points rest.
         posed: float [Q, 3], object space: where a posed mesh's control points rest this frame (the
             cage is drawn there); ``None`` for the cage's own rest.
+        input_positions: float [N, 3], object space: a posed mesh's input this frame
+            (``stack.read_input``), the rest the quality pass keeps its edge lengths from; ``None``:
+            the mesh's rest shape.
     """
     prepared = _prepared[obj.session_uid]
     if not np.all(np.isfinite(displacements)):
         return
-    offsets = prepared.blend @ displacements
+    offsets = quality_pass.vertex_offsets(obj, prepared, displacements, input_positions)
     holder = binding_store.holder(obj)
     mesh_io.write_attribute(holder, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", offsets)
     holder.update()
@@ -462,13 +474,29 @@ def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
             now = scene_inputs.motion_digest(inputs, prepared.follows)
             if now != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
                 _inputs_changed.add(obj.session_uid)
-        write_back(obj, baked, None if inputs is None else inputs.posed)
+        write_back(obj, baked, None if inputs is None else inputs.posed, shown_input(obj, prepared, depsgraph))
         return
     displacements = displacements_at(obj, scene, frame, depsgraph, prepared)
     posed = None
     if prepared.follow is not None:
         posed = frame_inputs(obj, scene, frame, depsgraph, prepared, refresh=False).posed
-    write_back(obj, displacements, posed)
+    write_back(obj, displacements, posed, shown_input(obj, prepared, depsgraph))
+
+
+def shown_input(obj: bpy.types.Object, prepared: Prepared, depsgraph: bpy.types.Depsgraph) -> np.ndarray | None:
+    """A posed mesh's input in the depsgraph now, float64 [N, 3] object space, when the quality pass
+    needs it (the rest its edges keep their lengths from); ``None`` otherwise (not posed, or the
+    pass is off: reading the input costs a copy of every vertex).
+
+    Raises:
+        StaleBindingError: the input no longer matches the binding (``stack.read_input``).
+    """
+    if prepared.follow is None or not object_settings(obj).use_quality:
+        return None
+    try:
+        return stack.read_input(obj, depsgraph, prepared.indices.shape[0])
+    except stack.InputError as exc:
+        raise StaleBindingError(str(exc)) from exc
 
 
 def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
