@@ -1,8 +1,8 @@
 """A Numba kernel module loaded lazily: imported and compiled on first use (in a daemon thread if
 asked), the NumPy reference running meanwhile or when it cannot load, the reason kept.
 
-The soft bodies' solver (``solver.backend``) and the jiggle step (``jiggle.backend``) grew this
-logic each in its own module; new kernels (the quality pass: ``quality_backend``) use this class.
+The jiggle step (``jiggle.backend``) and the quality pass (``quality_backend``) use this class; the
+soft bodies' solver (``solver.backend``) still has its own copy, which also times the compile.
 """
 
 from __future__ import annotations

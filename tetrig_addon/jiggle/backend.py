@@ -1,76 +1,34 @@
 """Which implementation of the jiggle step runs: the Numba-compiled kernel (``kernel.py``) or the
 NumPy path (``reference.py``), the same formulas and the same tails to rounding.
 
-As the soft bodies' solver (``solver/backend.py``): Numba is imported lazily, the first compile runs
-in a background thread (``warm_up(background=True)``) while the NumPy path steps the frames, and
+The loading is ``lazy_kernel.LazyKernel``'s: Numba is imported lazily, the first compile runs in a
+background thread (``warm_up(background=True)``) while the NumPy path steps the frames, and
 without Numba the NumPy path runs. Numba's cache goes where ``solver.backend.configure`` put it.
 """
 
 from __future__ import annotations
 
-import threading
-from types import ModuleType
-
 import numpy as np
 
+from ..lazy_kernel import KernelUnavailable, LazyKernel
 from .model import ChainModel, ChainState, FramePose
 
-
-class BackendUnavailable(RuntimeError):
-    """The compiled kernel was asked for but cannot load; the message says why."""
-
-
-_lock = threading.Lock()
-_kernel: ModuleType | None = None
-_error: str | None = None
-_thread: threading.Thread | None = None
+# The compiled kernel was asked for but cannot load; the message says why.
+BackendUnavailable = KernelUnavailable
 
 
-def _load() -> None:
-    global _kernel, _error
-    try:
-        from . import kernel as module
-        module.warm_up()
-    except Exception as exc:  # ImportError, or a Numba that does not match this NumPy
-        with _lock:
-            _error = f"{type(exc).__name__}: {exc}"
-        return
-    with _lock:
-        _kernel = module
-
-
-def warm_up(background: bool = False) -> None:
-    """Load and compile the kernel (``background``: in a daemon thread, returning at once)."""
-    global _thread
-    with _lock:
-        if _kernel is not None or _error is not None or _thread is not None:
-            thread = _thread
-        else:
-            thread = _thread = threading.Thread(target=_load, name="tetrig-jiggle-compile", daemon=True)
-            thread.start()
-    if not background and thread is not None:
-        thread.join()
-
-
-def kernel_ready() -> bool:
-    """Whether the compiled kernel is loaded (never waits)."""
-    with _lock:
-        return _kernel is not None
-
-
-def unavailable_reason() -> str | None:
-    """Why the kernel failed to load, or ``None``."""
-    with _lock:
-        return _error
-
-
-def _module() -> ModuleType:
-    warm_up()
-    with _lock:
-        module = _kernel
-    if module is None:
-        raise BackendUnavailable(_error or "the compiled jiggle kernel did not load")
+def _load_kernel():
+    """Import the kernel and compile it (or read Numba's cache) by stepping a tiny chain."""
+    from . import kernel as module
+    module.warm_up()
     return module
+
+
+_kernel = LazyKernel(_load_kernel, "tetrig-jiggle-compile")
+warm_up = _kernel.warm_up
+kernel_ready = _kernel.ready
+unavailable_reason = _kernel.unavailable_reason
+_module = _kernel.module
 
 
 def substeps(model: ChainModel, state: ChainState, pose0: FramePose, pose1: FramePose, h: float,
