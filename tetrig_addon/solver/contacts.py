@@ -248,23 +248,27 @@ def _collider_rows(collider: collision.Collider, p: np.ndarray, margins: np.ndar
 def _assemble(model: Model, near: np.ndarray, normals: np.ndarray, surfaces: np.ndarray,
               depths: np.ndarray, mu_s: np.ndarray, mu_k: np.ndarray, sim_dt: float,
               compiled: ModuleType | None) -> ContactPlan:
-    """The ``ContactPlan`` of the candidate rows ``near`` (indices into the model's contacts)."""
-    n = model.particle_count
-    idx = np.ascontiguousarray(model.contact_indices[near], dtype=np.int32)
-    w = np.ascontiguousarray(model.contact_weights[near], dtype=np.float64)
-    inv = model.inverse_masses[idx]
-    positive = np.maximum(w, 0.0)
-    shares = positive / np.maximum(positive.sum(1, keepdims=True), TINY)
-    free = inv > 0.0
-    moving = (shares > 0.0) & free
-    # the contact point's inertia against its force: 1/Σₖ shareₖ·wₖ/mₖ over the points it moves
-    compliance = np.where(moving, shares * w * inv, 0.0).sum(1)
+    """The ``ContactPlan`` of the candidate rows ``near`` (indices into the model's contacts);
+    ``compiled`` (the kernel module) computes the same arrays in one pass."""
     ratio = max(CONTACT_STIFFNESS_RATIO * min(sim_dt / CONTACT_REFERENCE_STEP, 1.0) ** 2, CONTACT_MIN_RATIO)
-    stiffness = np.where(compliance > 0.0, ratio / (sim_dt * sim_dt * maximum(compliance, TINY)), 0.0)
     if compiled is not None:
-        offsets, point_contacts, point_corners = compiled.point_incidence(idx, moving, n)
+        (idx, w, shares, stiffness, free_weights, free_shares, offsets, point_contacts,
+         point_corners) = compiled.assemble_contacts(model.contact_indices, model.contact_weights,
+                                                     model.inverse_masses, near.astype(np.int64, copy=False),
+                                                     ratio, sim_dt)
     else:
-        offsets, point_contacts, point_corners = point_incidence(idx, moving, n)
+        idx = np.ascontiguousarray(model.contact_indices[near], dtype=np.int32)
+        w = np.ascontiguousarray(model.contact_weights[near], dtype=np.float64)
+        inv = model.inverse_masses[idx]
+        positive = np.maximum(w, 0.0)
+        shares = positive / np.maximum(positive.sum(1, keepdims=True), TINY)
+        free = inv > 0.0
+        moving = (shares > 0.0) & free
+        # the contact point's inertia against its force: 1/Σₖ shareₖ·wₖ/mₖ over the points it moves
+        compliance = np.where(moving, shares * w * inv, 0.0).sum(1)
+        stiffness = np.where(compliance > 0.0, ratio / (sim_dt * sim_dt * maximum(compliance, TINY)), 0.0)
+        offsets, point_contacts, point_corners = point_incidence(idx, moving, model.particle_count)
+        free_weights, free_shares = np.where(free, w, 0.0).sum(1), np.where(free, shares, 0.0).sum(1)
     return ContactPlan(indices=idx, weights=w, shares=shares,
                        normals=np.ascontiguousarray(normals, dtype=np.float64),
                        surfaces=np.ascontiguousarray(surfaces, dtype=np.float64),
@@ -273,16 +277,15 @@ def _assemble(model: Model, near: np.ndarray, normals: np.ndarray, surfaces: np.
                        static_friction=np.ascontiguousarray(mu_s, dtype=np.float64),
                        kinetic_friction=np.ascontiguousarray(mu_k, dtype=np.float64),
                        point_offsets=offsets, point_contacts=point_contacts,
-                       point_corners=point_corners, free_weights=np.where(free, w, 0.0).sum(1),
-                       free_shares=np.where(free, shares, 0.0).sum(1))
+                       point_corners=point_corners, free_weights=free_weights, free_shares=free_shares)
 
 
 def point_incidence(indices: np.ndarray, moving: np.ndarray,
                     particle_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every control point, the candidates it moves in (``moving``: bool [count, 4], a free
     corner with a share of the force): (offsets int64 [particle_count + 1], candidate int32 [rows],
-    corner int32 [rows]), grouped by point in candidate order (``kernel.point_incidence`` is the
-    same, compiled)."""
+    corner int32 [rows]), grouped by point in candidate order (``kernel.assemble_contacts`` does
+    the same, compiled)."""
     flat_contacts = np.repeat(np.arange(indices.shape[0], dtype=np.int32), 4)[moving.ravel()]
     flat_corners = np.tile(np.arange(4, dtype=np.int32), indices.shape[0])[moving.ravel()]
     flat_points = indices.ravel()[moving.ravel()]
@@ -298,7 +301,7 @@ PROJECTION_PASSES = 4
 
 
 def project_out(positions: np.ndarray, inverse_masses: np.ndarray, plan: ContactPlan,
-                passes: int = PROJECTION_PASSES) -> np.ndarray:
+                passes: int = PROJECTION_PASSES, compiled: ModuleType | None = None) -> np.ndarray:
     """Move the frame's penetrating contact points back onto their surfaces (positions only).
 
     The penalty contact rests at a penetration of the load over k_c: one vertex of a small ball
@@ -314,11 +317,16 @@ def project_out(positions: np.ndarray, inverse_masses: np.ndarray, plan: Contact
         inverse_masses: float64 [particle_count] [1/kg]; kinematic points (0) never move.
         plan: the frame's ``ContactPlan``.
         passes: Jacobi passes.
+        compiled: the kernel module, whose ``project_out`` gives the same positions faster.
 
     Returns:
         float64 [particle_count, 3] [m], the corrected positions (``positions`` itself when no
         contact penetrates).
     """
+    if compiled is not None:
+        x, moved = compiled.project_out(positions, inverse_masses, plan.indices, plan.weights, plan.shares,
+                                        plan.normals, plan.surfaces, plan.depths, passes)
+        return x if moved else positions
     if plan.indices.shape[0] == 0:
         return positions
     idx, w, shares = plan.indices, plan.weights, plan.shares

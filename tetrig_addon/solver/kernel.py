@@ -21,7 +21,7 @@ from .contacts import ContactPlan
 from .continuum import ContinuumPlan
 from .edges import EdgePlan
 from .goals import GoalPlan
-from .model import Model, State
+from .model import TINY, Model, State
 from .reference import CONTACT_NEWTON_STEPS
 from .settings import SimSettings
 from .volumes import VolumePlan
@@ -110,6 +110,12 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
     near_ids = np.empty(c_ids.shape[0], dtype=np.int32)
     near_corners = np.empty(c_ids.shape[0], dtype=np.int32)
     color_count = color_offsets.shape[0] - 1
+    shared_normal = contact_count > 0
+    for ci in range(1, contact_count):
+        if c_n[ci, 0] != c_n[0, 0] or c_n[ci, 1] != c_n[0, 1] or c_n[ci, 2] != c_n[0, 2]:
+            shared_normal = False
+            break
+    level = np.empty(n if shared_normal else 0)
     for s in range(substeps):
         share = (s + 1) / substeps
         # pre-solve: damping, goal damping, speed limit; the inertial target y and the start x
@@ -150,7 +156,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
                 point_near[i] = False
         if contact_count:
             _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_length, p_start, near,
-                           point_near, near_offsets, near_fill, near_ids, near_corners)
+                           point_near, near_offsets, near_fill, near_ids, near_corners, shared_normal, level)
         any_near = False
         for ci in range(contact_count):
             any_near = any_near or near[ci]
@@ -190,21 +196,38 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
 
 @njit(cache=True)
 def _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_length, p_start, near,
-                   point_near, near_offsets, near_fill, near_ids, near_corners):
+                   point_near, near_offsets, near_fill, near_ids, near_corners, shared_normal, level):
     """The candidates that can touch their plane this substep (``contacts.near``), their start
-    points, and each point's rows among them in the plan's order (a counting sort over them)."""
+    points, and each point's rows among them in the plan's order (a counting sort over them).
+
+    With ``shared_normal`` (every candidate's plane has the first one's normal n: the ground
+    alone), a candidate's distance is Σₖ wₖ·(n·xₖ) − n·s from each point's n·x (``level``,
+    float64 [particle_count], scratch), four loads instead of twelve, and its start point is only
+    formed when it is near: most of a resting body's candidates are not (for the ground's n = +z
+    it is the same arithmetic as p_z − s_z)."""
     n = near_offsets.shape[0] - 1
     near_offsets[:] = 0
+    if shared_normal:
+        for i in range(n):
+            level[i] = c_n[0, 0] * x_prev[i, 0] + c_n[0, 1] * x_prev[i, 1] + c_n[0, 2] * x_prev[i, 2]
     for ci in range(c_idx.shape[0]):
         reach = 0.0
+        for k in range(4):
+            reach += abs(c_w[ci, k]) * speed[c_idx[ci, k]]
+        if shared_normal:
+            distance = (c_w[ci, 0] * level[c_idx[ci, 0]] + c_w[ci, 1] * level[c_idx[ci, 1]]
+                        + c_w[ci, 2] * level[c_idx[ci, 2]] + c_w[ci, 3] * level[c_idx[ci, 3]]) - (
+                c_n[ci, 0] * c_s[ci, 0] + c_n[ci, 1] * c_s[ci, 1] + c_n[ci, 2] * c_s[ci, 2])
+            near[ci] = _near(distance, reach, h, g_length)
+            if not near[ci]:
+                continue
         for k in range(3):
             p_start[ci, k] = (c_w[ci, 0] * x_prev[c_idx[ci, 0], k] + c_w[ci, 1] * x_prev[c_idx[ci, 1], k]
                               + c_w[ci, 2] * x_prev[c_idx[ci, 2], k] + c_w[ci, 3] * x_prev[c_idx[ci, 3], k])
-        for k in range(4):
-            reach += abs(c_w[ci, k]) * speed[c_idx[ci, k]]
-        distance = (c_n[ci, 0] * (p_start[ci, 0] - c_s[ci, 0]) + c_n[ci, 1] * (p_start[ci, 1] - c_s[ci, 1])
-                    + c_n[ci, 2] * (p_start[ci, 2] - c_s[ci, 2]))
-        near[ci] = _near(distance, reach, h, g_length)
+        if not shared_normal:
+            distance = (c_n[ci, 0] * (p_start[ci, 0] - c_s[ci, 0]) + c_n[ci, 1] * (p_start[ci, 1] - c_s[ci, 1])
+                        + c_n[ci, 2] * (p_start[ci, 2] - c_s[ci, 2]))
+            near[ci] = _near(distance, reach, h, g_length)
         if near[ci]:
             for k in range(4):
                 point_near[c_idx[ci, k]] = True
@@ -485,26 +508,116 @@ def ground_candidates(x, v, indices, weights, height, frame_dt, fall, extent):
 
 
 @njit(cache=True)
-def point_incidence(indices, moving, particle_count):
-    """``contacts.point_incidence``, compiled (a counting sort)."""
-    offsets = np.zeros(particle_count + 1, dtype=np.int64)
-    for c in range(indices.shape[0]):
+def assemble_contacts(all_indices, all_weights, inverse_masses, near, ratio, sim_dt):
+    """``contacts._assemble``'s arrays for the candidate rows ``near`` (int64 [k], indices into the
+    model's contacts), compiled: (indices int32 [k, 4], weights, shares float64 [k, 4], stiffness
+    [N/m], free_weights, free_shares float64 [k], point_offsets int64 [particle_count + 1],
+    point_contacts, point_corners int32 [rows]); the same arithmetic as the NumPy path."""
+    count = near.shape[0]
+    n = inverse_masses.shape[0]
+    idx = np.empty((count, 4), dtype=np.int32)
+    w = np.empty((count, 4))
+    shares = np.empty((count, 4))
+    stiffness = np.empty(count)
+    free_weights = np.empty(count)
+    free_shares = np.empty(count)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    for c in range(count):
+        total = 0.0
         for k in range(4):
-            if moving[c, k]:
-                offsets[indices[c, k] + 1] += 1
-    for i in range(particle_count):
+            idx[c, k] = all_indices[near[c], k]
+            w[c, k] = all_weights[near[c], k]
+            total += max(w[c, k], 0.0)
+        total = max(total, TINY)
+        compliance = 0.0
+        fw = 0.0
+        fs = 0.0
+        for k in range(4):
+            shares[c, k] = max(w[c, k], 0.0) / total
+            inv = inverse_masses[idx[c, k]]
+            if inv > 0.0:
+                fw += w[c, k]
+                fs += shares[c, k]
+                if shares[c, k] > 0.0:
+                    compliance += shares[c, k] * w[c, k] * inv
+                    offsets[idx[c, k] + 1] += 1
+        free_weights[c] = fw
+        free_shares[c] = fs
+        stiffness[c] = ratio / (sim_dt * sim_dt * max(compliance, TINY)) if compliance > 0.0 else 0.0
+    for i in range(n):
         offsets[i + 1] += offsets[i]
     fill = offsets[:-1].copy()
-    contacts_out = np.empty(offsets[particle_count], dtype=np.int32)
-    corners_out = np.empty(offsets[particle_count], dtype=np.int32)
-    for c in range(indices.shape[0]):
+    point_contacts = np.empty(offsets[n], dtype=np.int32)
+    point_corners = np.empty(offsets[n], dtype=np.int32)
+    for c in range(count):
         for k in range(4):
-            if moving[c, k]:
-                p = indices[c, k]
-                contacts_out[fill[p]] = c
-                corners_out[fill[p]] = k
+            p = idx[c, k]
+            if shares[c, k] > 0.0 and inverse_masses[p] > 0.0:
+                point_contacts[fill[p]] = c
+                point_corners[fill[p]] = k
                 fill[p] += 1
-    return offsets, contacts_out, corners_out
+    return idx, w, shares, stiffness, free_weights, free_shares, offsets, point_contacts, point_corners
+
+
+@njit(inline="always")
+def _plane_distance(x, idx, w, normals, surfaces, c):
+    """n·(p − s) of contact c, p = Σₖ wₖ xₖ (``contacts.project_out``'s depth)."""
+    p0, p1, p2 = _contact_point(x, idx, w, c)
+    return ((p0 - surfaces[c, 0]) * normals[c, 0] + (p1 - surfaces[c, 1]) * normals[c, 1]
+            + (p2 - surfaces[c, 2]) * normals[c, 2])
+
+
+@njit(cache=True)
+def project_out(positions, inverse_masses, idx, w, shares, normals, surfaces, depths, passes):
+    """``contacts.project_out``, compiled: (corrected positions float64 [particle_count, 3] [m],
+    whether any contact penetrated). The same Jacobi passes, averaged per control point."""
+    rows = np.empty(idx.shape[0], dtype=np.int64)
+    count = 0
+    for c in range(idx.shape[0]):
+        d = _plane_distance(positions, idx, w, normals, surfaces, c)
+        if d < 0.0 and d > -depths[c]:
+            denominator = 0.0
+            for k in range(4):
+                denominator += w[c, k] * shares[c, k] * inverse_masses[idx[c, k]]
+            if denominator > TINY:
+                rows[count] = c
+                count += 1
+    if count == 0:
+        return positions, False
+    x = positions.copy()
+    n = x.shape[0]
+    moving = np.zeros(n)
+    for r in range(count):
+        c = rows[r]
+        for k in range(4):
+            if shares[c, k] * inverse_masses[idx[c, k]] > 0.0:
+                moving[idx[c, k]] += 1.0
+    total = np.zeros((n, 3))
+    for _ in range(passes):
+        total[:] = 0.0
+        any_active = False
+        for r in range(count):
+            c = rows[r]
+            d = _plane_distance(x, idx, w, normals, surfaces, c)
+            if not (d < 0.0 and d > -depths[c]):
+                continue
+            denominator = 0.0
+            for k in range(4):
+                denominator += w[c, k] * shares[c, k] * inverse_masses[idx[c, k]]
+            scale = -d / denominator
+            if scale != 0.0:
+                any_active = True
+            for k in range(4):
+                move = shares[c, k] * inverse_masses[idx[c, k]] * scale
+                for j in range(3):
+                    total[idx[c, k], j] += move * normals[c, j]
+        if not any_active:
+            break
+        for i in range(n):
+            if moving[i] > 0.0:
+                for j in range(3):
+                    x[i, j] += total[i, j] / moving[i]
+    return x, True
 
 
 @njit(cache=True)

@@ -81,7 +81,7 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     # What the frame shows touches its surfaces (the penalty's resting depth taken out). Only the
     # shown positions: fed back, the once-a-frame correction made the resting shape depend on the
     # frame rate (measured: 13 % on the bunny) and biased a landing ball's turn.
-    shown = contacts.project_out(new.positions, model.inverse_masses, plans[-1])
+    shown = contacts.project_out(new.positions, model.inverse_masses, plans[-1], compiled=compiled)
     new.shown_positions = None if shown is new.positions else shown
     return new
 
