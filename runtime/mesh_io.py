@@ -19,9 +19,23 @@ def vertex_positions(mesh: bpy.types.Mesh) -> np.ndarray:
     Returns:
         float64 [vertex_count, 3] [m].
     """
-    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", co)
-    return co.reshape(-1, 3).astype(np.float64)
+    return positions_float32(mesh).reshape(-1, 3).astype(np.float64)
+
+
+def positions_float32(mesh: bpy.types.Mesh) -> np.ndarray:
+    """The mesh's own vertex positions as stored: float32 [vertex_count * 3] [m], object space.
+
+    Read from the ``position`` attribute, whose ``foreach_get`` copies the array at once (0.01 ms
+    for the 35k-vertex bunny, against 1 ms through ``vertices``' ``co``, which the per-frame
+    binding check paid); through ``vertices`` in Edit Mode, where the attribute is not there."""
+    count = len(mesh.vertices)
+    co = np.empty(count * 3, dtype=np.float32)
+    attr = None if mesh.is_editmode else mesh.attributes.get("position")
+    if attr is not None and attr.data_type == "FLOAT_VECTOR" and len(_data(attr)) == count:
+        _data(attr).foreach_get("vector", co)
+    else:
+        mesh.vertices.foreach_get("co", co)
+    return co
 
 
 def polygon_corners(mesh: bpy.types.Mesh) -> np.ndarray:
