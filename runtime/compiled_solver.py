@@ -6,9 +6,12 @@ The engine's ``solver.backend`` does the work; this module gives it the extensio
 removed with it) and reports the first compile, which takes seconds, in the status bar while the
 NumPy solver steps the frames (both give the same positions).
 
-Once the cache is filled, loading the kernel takes a fraction of a second, and a frame waits for
-it (``wait_in_background``): measured on the bunny, a first frame that waits is done sooner
-than one the NumPy solver steps while the loading thread competes with it for the interpreter.
+Once the cache is filled, loading the kernel takes a fraction of a second (0.3-0.5 s on 2 shared
+cores, mostly importing Numba and its first cache read), and a frame waits for it
+(``wait_in_background``) rather than being stepped by the NumPy solver while the loading thread
+competes with it for the interpreter: the bunny's first frame after opening its file then ends
+as soon or sooner (measured 0.40 s against 0.45 s at load 1.2-2, 0.45 against 0.60 at load 2.5),
+and the frames after it are compiled too.
 """
 
 from __future__ import annotations
