@@ -17,12 +17,16 @@ def register() -> None:
     """Register the add-on: everything when SciPy imports, else the preferences and one panel."""
     modules: list[ModuleType] = [preferences]
     if dependencies.scipy().available:
-        from . import operators
-        from .runtime import (cage_overlay, compiled_solver, handlers, jiggle_draw, jiggle_properties, presets,
-                              properties)
+        # First: the compiled solver starts loading (a thread) while the rest imports and registers.
+        from .runtime import compiled_solver
 
-        modules += [properties, jiggle_properties, presets, compiled_solver, operators, panels, handlers,
-                    jiggle_draw, cage_overlay]
+        compiled_solver.register()
+        _registered.append(compiled_solver)
+        from . import operators
+        from .runtime import cage_overlay, handlers, jiggle_draw, jiggle_properties, presets, properties
+
+        modules += [properties, jiggle_properties, presets, operators, panels, handlers, jiggle_draw,
+                    cage_overlay]
     else:
         modules.append(panels.dependencies)
     for module in modules:

@@ -7,6 +7,8 @@ Usage (``make bench`` installs ``benchmarks/requirements.txt`` for the plot, the
 ``--quick``: fewer frames, repeats, meshes and moduli (a few minutes; the full run about 15 to 20).
 ``--rev REV``: benchmark the add-on as committed at REV instead of the working tree (which is
 copied at the start, so that files edited during the run do not mix two versions).
+``--only cold [--repeats N]``: only the cold start (3), N fresh processes per case, printed
+(not written to results.md); a few minutes (each empty-cache run compiles the kernel to the end).
 
 Prints the tables and writes ``results.md`` and (when matplotlib is importable) ``results.png`` into
 DIR (default: this folder). Everything is measured in one run, so the ratios hold on any machine;
@@ -401,13 +403,12 @@ def play(obj: Any, frames: int) -> list[float]:
 
 # ----------------------------------------------------------------------------- Blender parts
 
-def part_blender_tetrig(ws: Workspace, mesh: Path, cfg: Config) -> dict:
-    """TetRig in Blender: compile (or load) the kernel, Build Cage & Bind, save the .blend for the
-    cold start, play frames 2..frames+1, then the write-back against the floor."""
+def bind_and_save(ws: Workspace, mesh: Path, out: dict) -> tuple[Any, Any]:
+    """Register the add-on, wait for its kernel, import the mesh, Build Cage & Bind (Ground on),
+    save the .blend of the cold start at frame 1; (Addon, the object). Figures into ``out``."""
     tempfile.tempdir = str(ws.tmp)
     import bpy
 
-    out: dict[str, Any] = {}
     addon = Addon(ws)
     backend = addon.backend
     t0 = time.perf_counter()
@@ -435,6 +436,15 @@ def part_blender_tetrig(ws: Workspace, mesh: Path, cfg: Config) -> dict:
     out["substeps"] = addon.simulation.sim_settings(obj, bpy.context.scene).substeps
     bpy.context.scene.frame_set(1)
     bpy.ops.wm.save_as_mainfile(filepath=str(ws.blend), copy=True)
+    return addon, obj
+
+
+def part_blender_tetrig(ws: Workspace, mesh: Path, cfg: Config) -> dict:
+    """TetRig in Blender: compile (or load) the kernel, Build Cage & Bind, save the .blend for the
+    cold start, play frames 2..frames+1, then the write-back against the floor."""
+    out: dict[str, Any] = {}
+    addon, obj = bind_and_save(ws, mesh, out)
+    backend = addon.backend
     log(f"  Blender: Build Cage & Bind {ms(out['build_op_s']):.0f} ms, {out['cage_points']} control "
         f"points, {out['cage_tets']} tets, {out['substeps']} substeps; playing {cfg.frames} frames "
         f"({out['status_before']})")
@@ -528,10 +538,14 @@ def part_blender_cold(ws: Workspace, tmp: Path, stable_path: bool) -> dict:
     addon = Addon(ws, stable_path=stable_path)  # registers: the kernel loads in the background
     backend = addon.backend
     # What a user sees opening the file in Blender's window: there frames never wait for the
-    # compile (the NumPy reference steps them meanwhile). The bpy module runs as ``blender -b``,
-    # where batch bakes and renders wait for it by design (compiled_solver.wait_in_background),
-    # which would time the compile, not the first frame.
-    addon.compiled_solver.wait_in_background = lambda: None
+    # compile (the NumPy reference steps them meanwhile), only for a load from a filled cache.
+    # The bpy module runs as ``blender -b``, where batch bakes and renders wait for the compile
+    # by design (compiled_solver.wait_in_background), which would time the compile, not the
+    # first frame: the add-on is told it has a UI (older revisions: no wait at all).
+    if hasattr(addon.compiled_solver, "in_background"):
+        addon.compiled_solver.in_background = lambda: False
+    else:
+        addon.compiled_solver.wait_in_background = lambda: None
     t_registered = time.perf_counter()
     out["register_s"] = t_registered - t0
     out["cache_dir"] = os.environ.get("NUMBA_CACHE_DIR", "")
@@ -596,6 +610,9 @@ def part_main(args: argparse.Namespace, cfg: Config) -> int:
         out = part_blender_softbody(ws, args.mesh, cfg)
     elif args.part == "blender-cold":
         out = part_blender_cold(ws, args.tmp, stable_path=args.loader == "stable")
+    elif args.part == "blender-bind":
+        out = {}
+        bind_and_save(ws, args.mesh, out)
     else:
         raise SystemExit(f"unknown part {args.part}")
     print(PART_MARK + json.dumps(out), flush=True)
@@ -608,7 +625,8 @@ def bench_cold_start(args: argparse.Namespace, ws: Workspace, cfg: Config) -> di
     runs: dict[str, list[dict]] = {"empty": [], "warm": [], "loader": []}
     warm_tmp = ws.root / "cold-warm"
     warm_tmp.mkdir()
-    for i in range(cfg.cold_repeats):
+    repeats = args.repeats or cfg.cold_repeats
+    for i in range(repeats):
         tmp = ws.root / f"cold-empty-{i}"
         tmp.mkdir()
         runs["empty"].append(run_part("blender-cold", args, ws, "--tmp", str(tmp)))
@@ -616,7 +634,7 @@ def bench_cold_start(args: argparse.Namespace, ws: Workspace, cfg: Config) -> di
             f"({runs['empty'][-1]['frame_backend']})")
     log("  filling the warm cache")
     run_part("blender-cold", args, ws, "--tmp", str(warm_tmp))
-    for _ in range(cfg.cold_repeats):
+    for _ in range(repeats):
         runs["warm"].append(run_part("blender-cold", args, ws, "--tmp", str(warm_tmp)))
         log(f"  cold start, warm cache: {runs['warm'][-1]['total_s']:.2f} s "
             f"({runs['warm'][-1]['frame_backend']})")
@@ -968,6 +986,45 @@ def bench_figures(eng: Engine) -> list[Figure]:
 
 # ----------------------------------------------------------------------------- report
 
+def cold_backends(runs: list[dict]) -> str:
+    return ", ".join(sorted({r["frame_backend"] for r in runs}))
+
+
+def cold_section(cold: dict[str, list[dict]]) -> tuple[str, list[str], list[list[str]], str]:
+    """Section 3 of the report: the cold-start runs of ``bench_cold_start``."""
+
+    def cold_row(label: str, runs: list[dict]) -> list[str]:
+        def med(key: str) -> float:
+            values = [r[key] for r in runs if r.get(key) is not None]
+            return median(values)
+
+        return [label, str(len(runs)), fmt(med("total_s"), 2), fmt(med("open_s"), 2), fmt(med("frame_s"), 2),
+                fmt(med("register_s"), 2), cold_backends(runs), fmt(med("ready_after_open_s"), 2),
+                fmt(med("load_seconds"), 2)]
+
+    return (
+        "3. Cold start: fresh Blender process, open the .blend, play frame 2",
+        ["Numba cache", "runs", "open → end of frame 2 s (median)", "open_mainfile s", "frame_set(2) s",
+         "add-on registration s (before the open)", "backend of frame 2", "kernel ready, s after the open",
+         "kernel load s (backend.load_seconds)"],
+        [cold_row("(a) empty", cold["empty"]), cold_row("(b) warm", cold["warm"]),
+         cold_row("(c) warm, add-on through scripts/_addon_loader.py", cold["loader"])],
+        "Each run is a new process (the bpy module): import bpy, register the add-on (its registration "
+        "starts loading the kernel in a background thread, as in Blender at startup), then the timed "
+        "open_mainfile of a .blend with the bound bunny (default settings, Ground on) and frame_set(2). "
+        "The add-on is told it runs in Blender's window (compiled_solver.in_background patched to False; "
+        "the bpy module is a `blender -b`, whose batch bakes and renders wait for the compile by design): "
+        "there frames never wait for a compile (the NumPy reference steps them meanwhile), only for a "
+        "load from a cache an earlier load filled (backend.cache_filled), at most "
+        "backend.CACHED_LOAD_WAIT_S after it began. "
+        "The cache folder is runtime/compiled_solver.cache_dir() under a per-run temporary directory "
+        "(tempfile.tempdir patched in the subprocess): (a) a new empty one per run, (b) one filled by an "
+        "earlier process. 'Kernel ready' is when backend.kernel_ready() turned true (polled every 5 ms); "
+        "until then frames use the NumPy reference. (c) loads the add-on the way scripts/batch.py and "
+        "demo.py do, through a symlink in a new temporary folder per process: Numba's cache is keyed by "
+        "the kernel file's path, so that warm cache is not found and the kernel compiles again.")
+
+
 def table(header: list[str], rows: list[list[str]]) -> tuple[str, str]:
     """(plain text, markdown) renderings of one table."""
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
@@ -1110,6 +1167,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rev", help="benchmark the add-on as committed at this git revision "
                         "(default: a copy of the working tree taken at the start)")
     parser.add_argument("--keep", action="store_true", help="keep the workspace folder (for debugging)")
+    parser.add_argument("--only", choices=["cold"], help="only one part: 'cold', the cold start (3), printed "
+                        "and not written to results.md")
+    parser.add_argument("--repeats", type=int, help="fresh processes per cold-start case (default: 3, "
+                        "--quick 1)")
     parser.add_argument("--part", help=argparse.SUPPRESS)  # internal: one Blender part
     parser.add_argument("--workspace", type=Path, help=argparse.SUPPRESS)  # internal
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)  # internal: cold start's temp dir
@@ -1129,12 +1190,37 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     try:
-        return run_all(args, cfg, ws)
+        return run_cold_only(args, cfg, ws) if args.only == "cold" else run_all(args, cfg, ws)
     finally:
         if args.keep:
             log(f"workspace kept: {ws.root}")
         else:
             shutil.rmtree(ws.root, ignore_errors=True)
+
+
+def load_average() -> str:
+    """The 1-minute load average, for the record ('n/a' off Unix)."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except (AttributeError, OSError):
+        return "n/a"
+
+
+def run_cold_only(args: argparse.Namespace, cfg: Config, ws: Workspace) -> int:
+    """``--only cold``: bind the mesh and save the .blend (own process), then the cold start."""
+    log(f"TetRig benchmark, cold start only ({ws.label}); load average {load_average()}")
+    log("Blender: Build Cage & Bind, saving the .blend (own process, fills the workspace's own cache)")
+    bound = run_part("blender-bind", args, ws)
+    log(f"  {bound['cage_points']} control points, {bound['cage_tets']} tets ({bound['status_before']})")
+    log("Cold start (a fresh process each)")
+    cold = bench_cold_start(args, ws, cfg)
+    title, header, rows, note = cold_section(cold)
+    text, _ = table(header, rows)
+    print(f"\n{title}\n\n{text}\n\n{note}\n", flush=True)
+    for name in ("empty", "warm"):
+        log(f"{name}: " + ", ".join(f"{r['total_s']:.3f} s ({r['frame_backend']})" for r in cold[name]))
+    log(f"load average at the end {load_average()}")
+    return 0
 
 
 def run_all(args: argparse.Namespace, cfg: Config, ws: Workspace) -> int:
@@ -1179,9 +1265,6 @@ def run_all(args: argparse.Namespace, cfg: Config, ws: Workspace) -> int:
     big = scaling[-1]
     empty_s = median([r["total_s"] for r in cold["empty"]])
     warm_s = median([r["total_s"] for r in cold["warm"]])
-
-    def cold_backends(runs: list[dict]) -> str:
-        return ", ".join(sorted({r["frame_backend"] for r in runs}))
 
     rest_rows = [r for r in resting if r.state()[0]]
     rest_within = [r for r in rest_rows if abs(r.difference) <= RESTING_TOLERANCE]
@@ -1274,34 +1357,7 @@ def run_all(args: argparse.Namespace, cfg: Config, ws: Workspace) -> int:
         "than the serial one. CPU = process CPU time, summed over the kernel's threads. max |Δx| = largest difference of a control point between the backends after the last "
         "frame."))
 
-    def cold_row(label: str, runs: list[dict]) -> list[str]:
-        def med(key: str) -> float:
-            values = [r[key] for r in runs if r.get(key) is not None]
-            return median(values)
-
-        return [label, str(len(runs)), fmt(med("total_s"), 2), fmt(med("open_s"), 2), fmt(med("frame_s"), 2),
-                fmt(med("register_s"), 2), cold_backends(runs), fmt(med("ready_after_open_s"), 2),
-                fmt(med("load_seconds"), 2)]
-
-    sections.append((
-        "3. Cold start: fresh Blender process, open the .blend, play frame 2",
-        ["Numba cache", "runs", "open → end of frame 2 s (median)", "open_mainfile s", "frame_set(2) s",
-         "add-on registration s (before the open)", "backend of frame 2", "kernel ready, s after the open",
-         "kernel load s (backend.load_seconds)"],
-        [cold_row("(a) empty", cold["empty"]), cold_row("(b) warm", cold["warm"]),
-         cold_row("(c) warm, add-on through scripts/_addon_loader.py", cold["loader"])],
-        "Each run is a new process (the bpy module): import bpy, register the add-on (its registration "
-        "starts loading the kernel in a background thread, as in Blender at startup), then the timed "
-        "open_mainfile of a .blend with the bound bunny (default settings, Ground on) and frame_set(2). "
-        "Frames do not wait for the compile, as in Blender's window (the bpy module is a `blender -b`, "
-        "whose batch bakes and renders wait for it by design: compiled_solver.wait_in_background is "
-        "patched out here). "
-        "The cache folder is runtime/compiled_solver.cache_dir() under a per-run temporary directory "
-        "(tempfile.tempdir patched in the subprocess): (a) a new empty one per run, (b) one filled by an "
-        "earlier process. 'Kernel ready' is when backend.kernel_ready() turned true (polled every 5 ms); "
-        "until then frames use the NumPy reference. (c) loads the add-on the way scripts/batch.py and "
-        "demo.py do, through a symlink in a new temporary folder per process: Numba's cache is keyed by "
-        "the kernel file's path, so that warm cache is not found and the kernel compiles again."))
+    sections.append(cold_section(cold))
 
     rest_table = []
     for r in resting:
