@@ -58,6 +58,26 @@ class Solid:
         result[within] = filled[i[:, 0], i[:, 1], i[:, 2]]
         return result
 
+    def zone(self, points: np.ndarray, grow: int) -> np.ndarray:
+        """int8 [k]: −1 where a point's voxel is inside (filled, not touched by the surface), +1
+        where it is more than ``grow`` voxels from every filled voxel (or off the grid), 0 between
+        (near the surface, where the voxels cannot tell). The same as two ``contains`` calls, with
+        the grown grid kept for the next call."""
+        zones = getattr(self, "_zones", None)
+        if zones is None:
+            zones = {}
+            object.__setattr__(self, "_zones", zones)
+        grid = zones.get(grow)
+        if grid is None:
+            grown = ndimage.binary_dilation(self.filled, iterations=grow) if grow > 0 else self.filled
+            grid = zones[grow] = np.where(self.filled & ~self.surface, -1, np.where(grown, 0, 1)).astype(np.int8)
+        index = np.floor((np.asarray(points, dtype=np.float64) - self.origin) / self.voxel).astype(np.int64)
+        within = np.all((index >= 0) & (index < np.array(grid.shape)), axis=1)
+        result = np.ones(index.shape[0], dtype=np.int8)
+        i = index[within]
+        result[within] = grid[i[:, 0], i[:, 1], i[:, 2]]
+        return result
+
     @property
     def solid_share(self) -> float:
         """The share of the filled voxels that are not surface: 0 for an open shell."""
@@ -138,20 +158,29 @@ class SurfaceSamples:
     normals: np.ndarray
     step: float
 
-    def signed_distance(self, query: np.ndarray) -> np.ndarray:
+    def signed_distance(self, query: np.ndarray, beyond: float = np.inf) -> np.ndarray:
         """float64 [k] [m]: distance to the nearest sample, negative behind its face (inside a
-        consistently wound mesh); within ``step`` of the exact signed distance away from edges."""
+        consistently wound mesh); within ``step`` of the exact signed distance away from edges.
+
+        Args:
+            query: float [k, 3] [m].
+            beyond: [m], a point with no sample this near gets +inf (the tree search stops there:
+                much faster for points far from the surface).
+        """
         from scipy.spatial import cKDTree
 
         tree = getattr(self, "_tree", None)
         if tree is None:
             tree = cKDTree(self.points)
             object.__setattr__(self, "_tree", tree)
+        query = np.asarray(query, dtype=np.float64)
         # one thread: in Blender, after a frame, the compiled solver's OpenMP threads still spin for
         # a while, and SciPy's extra threads queued behind them (measured: 1.0 s against 0.35 s)
-        distance, index = tree.query(np.asarray(query, dtype=np.float64))
-        side = np.einsum("ij,ij->i", query - self.points[index], self.normals[index])
-        return np.where(side < 0.0, -distance, distance)
+        distance, index = tree.query(query, distance_upper_bound=beyond)
+        found = index < self.points.shape[0]
+        side = np.einsum("ij,ij->i", query[found] - self.points[index[found]], self.normals[index[found]])
+        distance[found] = np.where(side < 0.0, -distance[found], distance[found])
+        return distance
 
 
 def sample_surface(vertices: np.ndarray, triangles: np.ndarray, step: float) -> SurfaceSamples:
