@@ -66,7 +66,10 @@ FIT_SAMPLE_SPACINGS = 0.7
 # lattice spacings.
 FIT_OUTER_LAYER_SPACINGS = 0.4
 # The fit cage's signed distance near the surface: samples this many spacings apart on the faces.
-FIT_SURFACE_STEP_SPACINGS = 0.1
+# Measured against the exact distance (4,000 points up to about a spacing from the bunny, spot and
+# the teapot): 99 % within 0.04 spacings (0.02 at 0.1 spacings apart, with three times the samples
+# on the bunny: 172k against 57k, and three times the cost), far finer than the margins it decides.
+FIT_SURFACE_STEP_SPACINGS = 0.15
 # Lattice points closer than this many spacings to a layer point are dropped (they would make
 # slivers with it); fewer than the hull's clearance, so that the margin keeps points around bulges.
 FIT_LAYER_CLEARANCE = 0.25
