@@ -21,7 +21,7 @@ import numpy as np
 from scipy.spatial import ConvexHull, Delaunay, QhullError
 
 from . import inside
-from .binding import containing_tets
+from .binding import TetSearch
 from .errors import TetRigInputError
 
 # Tets whose normalized volume (see ``tet_quality``) is below this are slivers and are dropped.
@@ -406,15 +406,16 @@ def _build_fit(points: np.ndarray, normals: np.ndarray, vertices: np.ndarray, tr
     for refine in range(FIT_REFINE_PASSES + 1):
         last = refine == FIT_REFINE_PASSES
         # the last pass gives every vertex, not only the probes, a tet holding it
-        simplices, keep = _fit_tets(control_points, points if last else probe, signed, spacing, margin, known)
+        simplices, keep, search, searched = _fit_tets(control_points, points if last else probe, signed, spacing,
+                                                      margin, known)
         if last:
             break
         # vertices in no kept tet (a sharp tip, a crease the samples missed): add them and their
         # outer points as control points, and tetrahedralize again
         final = keep & (tet_quality(control_points, _oriented(control_points, simplices)) >= SLIVER_QUALITY)
-        lost = np.nonzero(containing_tets(probe, control_points, simplices[final]) < 0)[0]
+        lost = np.nonzero(search.containing(probe, final[searched]) < 0)[0]
         if lost.shape[0] == 0:
-            simplices, keep = _fit_tets(control_points, points, signed, spacing, margin, known)
+            simplices, keep, _, _ = _fit_tets(control_points, points, signed, spacing, margin, known)
             break
         lost = lost[_farthest_point_sample(probe[lost], FIT_REFINE_SPACINGS * spacing)]
         added = np.concatenate([probe[lost], probe[lost] + FIT_OUTER_LAYER_SPACINGS * spacing * probe_normals[lost]])
@@ -439,11 +440,12 @@ def _oriented(control_points: np.ndarray, tets: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: float,
-              margin: float, known: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: float, margin: float,
+              known: dict | None = None) -> tuple[np.ndarray, np.ndarray, TetSearch, np.ndarray]:
     """The Delaunay tets of ``control_points`` and which of them a fit cage keeps: the ones whose
     centre is inside the mesh (or just out of it) and the ones holding a vertex, less those
-    reaching across empty space. Returns (simplices int [m, 4], keep bool [m]).
+    reaching across empty space. Returns (simplices int [m, 4], keep bool [m], a search over
+    the tets that may be kept, their indices int64 [s]).
 
     ``known`` carries what a refine pass measured to the next (control points are only appended,
     so indices stay valid): the signed distance at each control point and the reach of each edge
@@ -459,12 +461,13 @@ def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: f
     # a vertex in none of them gets the tet that holds it (Qhull's flat tets between co-spherical
     # lattice points hold nothing, and ``_cage`` drops them; a tet centred beyond the margin would
     # not pass the margin test below)
-    solid_tets = np.abs(tet_volumes(control_points, simplices)) > 1e-9 * spacing ** 3
-    kept = np.nonzero(keep & solid_tets)[0]
-    lost = points[containing_tets(points, control_points, simplices[kept]) < 0]
-    others = np.nonzero(~keep & solid_tets & (centre < margin))[0]
-    holding = containing_tets(lost, control_points, simplices[others])
-    keep[others[np.unique(holding[holding >= 0])]] = True
+    # one grid over the tets that may be kept (not flat, centred within the margin), searched
+    # among the kept ones, then the others
+    near = np.nonzero((np.abs(tet_volumes(control_points, simplices)) > 1e-9 * spacing ** 3) & (centre < margin))[0]
+    search = TetSearch(control_points, simplices[near])
+    lost = points[search.containing(points, keep[near]) < 0]
+    holding = search.containing(lost, ~keep[near])
+    keep[near[np.unique(holding[holding >= 0])]] = True
     # ... but no tet reaches across empty space: a tet from one leg to the next has an edge whose
     # middle part is farther out than the margin (its centre may still be inside a leg)
     candidates = np.nonzero(keep)[0]
@@ -499,7 +502,7 @@ def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: f
     known["edge_reach"] = np.concatenate([old_reach, edge_reach[new]])[order]
     reach = edge_reach[inverse.ravel()].reshape(-1, 6).max(1)
     keep[candidates[reach >= margin]] = False
-    return simplices, keep
+    return simplices, keep, search, near
 
 
 # Where along a tet's edges the margin test looks (7 points, 1/8 apart), in the order it looks:
