@@ -238,14 +238,20 @@ def _farthest_point_sample(points: np.ndarray, spacing: float) -> np.ndarray:
     int64 [k]. The loop runs over chosen samples (hundreds), never over all points per frame.
     """
     n = points.shape[0]
-    chosen = [int(np.argmax(np.linalg.norm(points - points.mean(0), axis=1)))]
-    dist = np.linalg.norm(points - points[chosen[0]], axis=1)
+
+    def squared(to: np.ndarray) -> np.ndarray:
+        d = points - to
+        return np.einsum("ij,ij->i", d, d)
+
+    # squared distances: the same choices as the distances, without a square root per point
+    chosen = [int(np.argmax(squared(points.mean(0))))]
+    dist = squared(points[chosen[0]])
     while len(chosen) < n:
         nxt = int(np.argmax(dist))
-        if dist[nxt] < spacing:
+        if dist[nxt] < spacing * spacing:
             break
         chosen.append(nxt)
-        dist = np.minimum(dist, np.linalg.norm(points - points[nxt], axis=1))
+        np.minimum(dist, squared(points[nxt]), out=dist)
     return np.asarray(chosen, dtype=np.int64)
 
 

@@ -108,20 +108,29 @@ def voxelize(vertices: np.ndarray, triangles: np.ndarray, voxel: float, pad: int
                                "lower the resolution.")
     surface = np.zeros(tuple(shape), dtype=bool)
     corners = v[tris]
-    longest = np.max(np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2), axis=1)
+    longest = _longest_edges(corners)
     # sample each triangle on a barycentric grid fine enough to touch every voxel it crosses
     steps = np.maximum(1, np.ceil(2.0 * longest / voxel)).astype(np.int64)
     for k in np.unique(steps):
-        group = corners[steps == k]
-        a, b = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
-        keep = a + b <= k
-        wa, wb = a[keep] / k, b[keep] / k
-        weights = np.stack([1.0 - wa - wb, wa, wb], axis=1)  # [s, 3]
-        samples = np.einsum("sc,tcd->tsd", weights, group).reshape(-1, 3)
+        if k == 1:  # the grid is the corners: each vertex once, not once per triangle (a scan's)
+            samples = v[np.unique(tris[steps == 1])]
+        else:
+            a, b = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
+            keep = a + b <= k
+            wa, wb = a[keep] / k, b[keep] / k
+            weights = np.stack([1.0 - wa - wb, wa, wb], axis=1)  # [s, 3]
+            samples = np.einsum("sc,tcd->tsd", weights, corners[steps == k]).reshape(-1, 3)
         index = np.floor((samples - lo) / voxel).astype(np.int64)
         surface[index[:, 0], index[:, 1], index[:, 2]] = True
     filled = ndimage.binary_fill_holes(surface) | (enclosing_sides(surface) >= ENCLOSED_SIDES)
     return Solid(origin=lo, voxel=float(voxel), filled=filled, surface=surface)
+
+
+def _longest_edges(corners: np.ndarray) -> np.ndarray:
+    """float64 [t] [m]: the longest edge of each triangle, from its corners [t, 3, 3]."""
+    edges = corners - corners[:, [2, 0, 1]]
+    squared = np.einsum("tcd,tcd->tc", edges, edges)
+    return np.sqrt(np.maximum(np.maximum(squared[:, 0], squared[:, 1]), squared[:, 2]))
 
 
 def enclosing_sides(surface: np.ndarray) -> np.ndarray:
@@ -191,7 +200,7 @@ def sample_surface(vertices: np.ndarray, triangles: np.ndarray, step: float) -> 
     length = np.linalg.norm(cross, axis=1)
     good = length > 0.0
     corners, normals = corners[good], cross[good] / length[good, None]
-    longest = np.max(np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2), axis=1)
+    longest = _longest_edges(corners)
     # a triangle smaller than the step is one sample at its centre (a scan's many tiny faces)
     small = longest <= step
     points, point_normals = [corners[small].mean(1)], [normals[small]]
