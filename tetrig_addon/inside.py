@@ -203,27 +203,42 @@ def sample_surface(vertices: np.ndarray, triangles: np.ndarray, step: float) -> 
     longest = _longest_edges(corners)
     # a triangle smaller than the step is one sample at its centre (a scan's many tiny faces)
     small = longest <= step
-    points, point_normals = [corners[small].mean(1)], [normals[small]]
-    corners, normals, longest = corners[~small], normals[~small], longest[~small]
+    # each sample's triangle (its normal is looked up for the samples kept only)
+    points, owner = [corners[small].mean(1)], [np.nonzero(small)[0]]
     steps = np.ceil(longest / step).astype(np.int64)
-    for k in np.unique(steps):
-        group = steps == k
+    for k in np.unique(steps[~small]):
+        group = np.nonzero(~small & (steps == k))[0]
         a, b = np.meshgrid(np.arange(k + 1), np.arange(k + 1), indexing="ij")
         keep = a + b <= k
-        weights = np.stack([1.0 - (a[keep] + b[keep]) / k, a[keep] / k, b[keep] / k], axis=1)
-        points.append(np.einsum("sc,tcd->tsd", weights, corners[group]).reshape(-1, 3))
-        point_normals.append(np.repeat(normals[group], weights.shape[0], axis=0))
+        weights = np.stack([1.0 - (a[keep] + b[keep]) / k, a[keep] / k, b[keep] / k], axis=1)  # [s, 3]
+        g = corners[group][:, None]  # [t, 1, 3 corners, 3]
+        points.append((weights[:, 0, None] * g[:, :, 0] + weights[:, 1, None] * g[:, :, 1]
+                       + weights[:, 2, None] * g[:, :, 2]).reshape(-1, 3))
+        owner.append(np.repeat(group, weights.shape[0]))
     # one sample per cell of half a step: a fine scan's faces give many samples closer than that
-    all_points, all_normals = np.concatenate(points), np.concatenate(point_normals)
+    all_points, all_owner = np.concatenate(points), np.concatenate(owner)
     if all_points.shape[0] == 0:
-        return SurfaceSamples(all_points, all_normals, float(step))
+        return SurfaceSamples(all_points, normals[all_owner], float(step))
     # (per face direction too: at an edge of a box both faces keep their samples, so the side a
     # point is on comes from the face it is nearest to)
     cells = np.floor((all_points - all_points.min(0)) / (0.5 * step)).astype(np.int64)
-    facing = np.floor((all_normals + 1.0) * 4.0).astype(np.int64)  # 9 bins per component
+    bins = np.floor((normals + 1.0) * 4.0).astype(np.int64)  # 9 bins per component
+    facing = (bins[:, 0] * 9 + bins[:, 1]) * 9 + bins[:, 2]
     dims = cells.max(0) + 1
-    key = ((cells[:, 0] * dims[1] + cells[:, 1]) * dims[2] + cells[:, 2]) * 729 + (
-        (facing[:, 0] * 9 + facing[:, 1]) * 9 + facing[:, 2])
-    _, first = np.unique(key, return_index=True)
-    first = np.sort(first)
-    return SurfaceSamples(all_points[first], all_normals[first], float(step))
+    key = ((cells[:, 0] * dims[1] + cells[:, 1]) * dims[2] + cells[:, 2]) * 729 + facing[all_owner]
+    first = _first_of_each(key)
+    return SurfaceSamples(all_points[first], normals[all_owner[first]], float(step))
+
+
+def _first_of_each(key: np.ndarray) -> np.ndarray:
+    """Indices (int64, ascending) of the first occurrence of each value of ``key`` (int64 [n],
+    ≥ 0): ``np.unique(key, return_index=True)[1]``, sorted, in a third of its time."""
+    if key.shape[0] and int(key.max()) < 1 << 48:
+        # a stable sort by three 16-bit digits, each a radix sort (np.unique's is a merge sort)
+        order = np.lexsort([(key >> shift & 0xFFFF).astype(np.uint16) for shift in (0, 16, 32)])
+    else:
+        order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    starts = np.ones(key.shape[0], dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    return np.sort(order[starts])
