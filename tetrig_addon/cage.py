@@ -455,15 +455,21 @@ def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: f
     the tets that may be kept, their indices int64 [s]).
 
     ``known`` carries what a refine pass measured to the next (control points are only appended,
-    so indices stay valid): the signed distance at each control point and the reach of each edge
-    (most edges survive a re-tetrahedralization; measuring them again was a third of the build)."""
+    so indices stay valid): the signed distance at each control point and at each tet's centre,
+    and the reach of each edge (most tets and edges survive a re-tetrahedralization; measuring them
+    again was a third of the build)."""
     known = {} if known is None else known
     try:
         tri = Delaunay(control_points)
     except QhullError as exc:
         raise TetRigInputError("Qhull could not tetrahedralize the mesh: " + str(exc).splitlines()[0]) from exc
     simplices = tri.simplices
-    centre = signed(control_points[simplices].mean(1))
+    if control_points.shape[0] <= 1 << 15:  # one int64 key per tet: most survive a refine pass
+        corners = np.sort(simplices, axis=1).astype(np.int64)
+        tet_keys = (((((corners[:, 0] << 15) + corners[:, 1]) << 15) + corners[:, 2]) << 15) + corners[:, 3]
+        centre = _cached(known, "centre", tet_keys, lambda new: signed(control_points[simplices[new]].mean(1)))
+    else:
+        centre = signed(control_points[simplices].mean(1))
     keep = centre < FIT_CENTRE_OUT_SPACINGS * spacing
     # a vertex in none of them gets the tet that holds it (Qhull's flat tets between co-spherical
     # lattice points hold nothing, and ``_cage`` drops them; a tet centred beyond the margin would
@@ -495,21 +501,32 @@ def _fit_tets(control_points: np.ndarray, points: np.ndarray, signed, spacing: f
     check = np.nonzero(bound >= margin)[0]
     # global edge keys (the index space grows between passes, so not ``keys``)
     global_keys = unique[check, 0].astype(np.int64) * (1 << 32) + unique[check, 1]
-    old_keys, old_reach = known.get("edge_keys", np.zeros(0, np.int64)), known.get("edge_reach", np.zeros(0))
-    slot = np.searchsorted(old_keys, global_keys).clip(max=max(old_keys.shape[0] - 1, 0))
-    seen = (old_keys.shape[0] > 0) & (old_keys[slot] == global_keys) if old_keys.shape[0] else np.zeros(check.shape[0], bool)
-    edge_reach[check[seen]] = old_reach[slot[seen]]
-    new = check[~seen]
-    if new.shape[0]:
-        edge_reach[new] = _edge_reach(a[new], b[new], at_point[unique[new, 0]], at_point[unique[new, 1]],
-                                      signed, margin)
-    merged_keys = np.concatenate([old_keys, global_keys[~seen]])
-    order = np.argsort(merged_keys, kind="stable")
-    known["edge_keys"] = merged_keys[order]
-    known["edge_reach"] = np.concatenate([old_reach, edge_reach[new]])[order]
+    ends = unique[check]
+    edge_reach[check] = _cached(known, "edge", global_keys, lambda new: _edge_reach(
+        a[check[new]], b[check[new]], at_point[ends[new, 0]], at_point[ends[new, 1]], signed, margin))
     reach = edge_reach[inverse.ravel()].reshape(-1, 6).max(1)
     keep[candidates[reach >= margin]] = False
     return simplices, keep, search, near
+
+
+def _cached(known: dict, name: str, keys: np.ndarray, measure) -> np.ndarray:
+    """float64 [k]: a value for each of ``keys`` (distinct int64 [k]): the ones ``known[name]`` holds
+    from a pass before, and ``measure(new)`` for the others (``new``: their positions in ``keys``),
+    which are added to it."""
+    old_keys, old_values = known.get(name, (np.zeros(0, np.int64), np.zeros(0)))
+    values = np.empty(keys.shape[0])
+    seen = np.zeros(keys.shape[0], dtype=bool)
+    if old_keys.shape[0]:
+        slot = np.searchsorted(old_keys, keys).clip(max=old_keys.shape[0] - 1)
+        seen = old_keys[slot] == keys
+        values[seen] = old_values[slot[seen]]
+    new = np.nonzero(~seen)[0]
+    if new.shape[0]:
+        values[new] = measure(new)
+    merged = np.concatenate([old_keys, keys[new]])
+    order = np.argsort(merged, kind="stable")
+    known[name] = (merged[order], np.concatenate([old_values, values[new]])[order])
+    return values
 
 
 # Where along a tet's edges the margin test looks (7 points, 1/8 apart), in the order it looks:
