@@ -185,7 +185,8 @@ class SurfaceSamples:
         query = np.asarray(query, dtype=np.float64)
         # one thread: in Blender, after a frame, the compiled solver's OpenMP threads still spin for
         # a while, and SciPy's extra threads queued behind them (measured: 1.0 s against 0.35 s)
-        distance, index = tree.query(query, distance_upper_bound=beyond)
+        found_distance, found_index = tree.query(query, distance_upper_bound=beyond)
+        distance, index = np.array(found_distance, dtype=np.float64), np.asarray(found_index)
         found = index < self.points.shape[0]
         side = np.einsum("ij,ij->i", query[found] - self.points[index[found]], self.normals[index[found]])
         distance[found] = np.where(side < 0.0, -distance[found], distance[found])
