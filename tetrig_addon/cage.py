@@ -539,11 +539,13 @@ def _edge_reach(a: np.ndarray, b: np.ndarray, at_a: np.ndarray, at_b: np.ndarray
     """How far out of the mesh the edges a→b (float [e, 3] each) reach: float64 [e] [m], the largest
     signed distance ``signed`` measured at the points of ``_EDGE_ROUNDS`` (−inf if none was).
 
-    It is ≥ ``margin`` exactly when the largest over all seven points would be, as the distance
-    grows at most as fast as one walks: a point whose distance cannot reach the margin, given
-    what is known around it (the ends' distances ``at_a``, ``at_b`` float [e] [m], and the points
-    measured in the rounds before), is not measured, and an edge stops at its first point at or
-    beyond the margin. Most edges need their middle point only, not seven."""
+    It is ≥ ``margin`` exactly when the largest over all seven points would be, as the distance to
+    the samples grows at most as fast as one walks (a point deep inside counts as 0, as the ends do
+    in ``_fit_tets``; the sign is left out, since it may flip between two samples): a point whose
+    distance cannot reach the margin, given what is known around it (the ends' distances ``at_a``,
+    ``at_b`` float [e] [m], and the points measured in the rounds before), is not measured, and an
+    edge stops at its first point at or beyond the margin. Most edges need their middle point only.
+    """
     length = np.linalg.norm(b - a, axis=1)
     known_t, known_s = [np.array([0.0, 1.0])], [np.abs(np.stack([at_a, at_b], axis=1))]
     reach = np.full(a.shape[0], -np.inf)
