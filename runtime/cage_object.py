@@ -30,9 +30,12 @@ CAGE_COLOR = (0.55, 0.8, 1.0, 1.0)
 
 def _diagonal_edges(tets: np.ndarray) -> list[tuple[int, int]]:
     """Tet edges not on the tet's own quad face (a-b-c-d-a): (a, c) and (b, d), deduplicated."""
-    ring = np.concatenate([tets[:, [0, 1]], tets[:, [1, 2]], tets[:, [2, 3]], tets[:, [3, 0]]])
-    ring_set = set(map(tuple, np.sort(ring, axis=1).tolist()))
-    return [e for e in map(tuple, unique_edges(tets).tolist()) if e not in ring_set]
+    ring = np.sort(np.concatenate([tets[:, [0, 1]], tets[:, [1, 2]], tets[:, [2, 3]], tets[:, [3, 0]]]),
+                   axis=1).astype(np.int64)
+    edges = unique_edges(tets)
+    n = int(edges.max()) + 1 if edges.shape[0] else 1
+    diagonal = ~np.isin(edges[:, 0].astype(np.int64) * n + edges[:, 1], ring[:, 0] * n + ring[:, 1])
+    return list(map(tuple, edges[diagonal].tolist()))
 
 
 def create(source: bpy.types.Object, cage: Cage, collection: bpy.types.Collection,

@@ -59,9 +59,9 @@ def test_blend_matrix_equals_blend():
 
 
 def test_the_compiled_point_location_finds_the_numpy_rounds_tets(monkeypatch):
-    """binding._locate runs the kernel's locate_points when the compiled solver is loaded (as in
+    """binding.TetSearch runs the kernel's locate_points when the compiled solver is loaded (as in
     these tests), else its NumPy rounds: the bunny's vertices, and points around it, get the same
-    tets, weights and scores from both."""
+    tets, weights and scores from both, also when the search is limited to some of the tets."""
     import tetrig_addon.binding as binding_module
     from conftest import obj_triangles
     from tetrig_addon.cage import METHOD_FIT
@@ -70,13 +70,20 @@ def test_the_compiled_point_location_finds_the_numpy_rounds_tets(monkeypatch):
     cage = build_cage(points, triangles=obj_triangles("stanford-bunny"), method=METHOD_FIT)
     rng = np.random.default_rng(3)
     queries = np.concatenate([points, points[:5000] + rng.normal(scale=0.01, size=(5000, 3))])
-    origin = cage.control_points[cage.tets[:, 0]]
-    transforms = binding_module.barycentric_transforms(cage.control_points, cage.tets)
+    search = binding_module.TetSearch(cage.control_points, cage.tets)
+    among = rng.random(cage.tet_count) < 0.5
     assert binding_module._compiled_kernel() is not None
-    compiled = binding_module._locate(queries, cage.control_points, cage.tets, origin, transforms)
+    compiled = search.locate(queries)
+    compiled_among = search.locate(queries, among)
     monkeypatch.setattr(binding_module, "_compiled_kernel", lambda: None)
-    rounds = binding_module._locate(queries, cage.control_points, cage.tets, origin, transforms)
-    np.testing.assert_array_equal(compiled[0], rounds[0])
-    np.testing.assert_allclose(compiled[1], rounds[1], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(compiled[2], rounds[2], rtol=0, atol=1e-12)
+    for c, r in ((compiled, search.locate(queries)), (compiled_among, search.locate(queries, among))):
+        np.testing.assert_array_equal(c[0], r[0])
+        np.testing.assert_allclose(c[1], r[1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(c[2], r[2], rtol=0, atol=1e-12)
+    assert among[compiled_among[0][compiled_among[2] > -np.inf]].all()  # only the marked tets
+    # a search among some tets finds what a search over those tets alone finds
+    alone = binding_module.containing_tets(queries, cage.control_points, cage.tets[among])
+    np.testing.assert_array_equal(np.where(alone >= 0, np.flatnonzero(among)[alone], -1),
+                                  search.containing(queries, among))
+    assert 0 < (alone < 0).sum() < len(queries)
     assert (compiled[2] < 0).sum() > 100  # some queries lie outside every tet: the fallback too
