@@ -541,8 +541,9 @@ def part_blender_cold(ws: Workspace, tmp: Path, stable_path: bool) -> dict:
     # What a user sees opening the file in Blender's window: there frames never wait for the
     # compile (the NumPy reference steps them meanwhile), only for a load from a filled cache.
     # The bpy module runs as ``blender -b``, where batch bakes and renders wait for the compile
-    # by design (compiled_solver.wait_in_background), which would time the compile, not the
-    # first frame: the add-on is told it has a UI (older revisions: no wait at all).
+    # by design (compiled_solver.wait_for_kernel), which would time the compile, not the
+    # first frame: the add-on is told it has a UI (older revisions, which have no in_background:
+    # their wait_in_background is replaced by no wait at all).
     if hasattr(addon.compiled_solver, "in_background"):
         addon.compiled_solver.in_background = lambda: False
     else:

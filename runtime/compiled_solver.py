@@ -8,7 +8,7 @@ NumPy solver steps the frames (both give the same positions).
 
 Once the cache is filled, loading the kernel takes a fraction of a second (0.3-0.5 s on 2 shared
 cores, mostly importing Numba and its first cache read), and a frame waits for it
-(``wait_in_background``) rather than being stepped by the NumPy solver while the loading thread
+(``wait_for_kernel``) rather than being stepped by the NumPy solver while the loading thread
 competes with it for the interpreter: the bunny's first frame after opening its file then ends
 as soon or sooner (measured 0.40 s against 0.45 s at load 1.2-2, 0.45 against 0.60 at load 2.5),
 and the frames after it are compiled too.
@@ -82,7 +82,7 @@ def in_background() -> bool:
     return bool(bpy.app.background)
 
 
-def wait_in_background() -> None:
+def wait_for_kernel() -> None:
     """Before a frame is simulated: wait for the compiled solver when it is worth it.
 
     Without a UI (``blender -b``: batch bakes, command-line renders) nobody watches the frames go

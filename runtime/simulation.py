@@ -330,7 +330,7 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
         prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
     dt = frame_dt(scene)
-    compiled_solver.wait_in_background()
+    compiled_solver.wait_for_kernel()
     # reading the current frame's inputs first lets an edit since the last visit drop the cache
     frame_inputs(obj, scene, scene.frame_current, depsgraph, prepared)
     key = (prepared.key, settings, dt, scene.frame_start, scene_inputs.version(obj))
