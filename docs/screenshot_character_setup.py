@@ -33,7 +33,7 @@ print("build:", bpy.ops.tetrig.build_cage())
 bpy.ops.object.shade_smooth()
 for f in range(1, 10):
     scene.frame_set(f)
-for area, space in solid_viewports():
+for _window, _area, space in solid_viewports():
     # in front of the belly (+y), a little to the side and above: the belly trails the wire
     # ghost of the posed shape
     view = space.region_3d

@@ -76,7 +76,7 @@ obj.data.color_attributes.active_color = attribute
 obj.select_set(False)
 from mathutils import Euler
 tilt, turn = (math.radians(float(os.environ.get(k, v))) for k, v in (("TILT", "97"), ("TURN", "-20")))
-for _area, space in solid_viewports():
+for _window, _area, space in solid_viewports():
     space.overlay.show_wireframes = os.environ.get("WIRE", "0") == "1"
     space.shading.color_type = "VERTEX"
     space.overlay.wireframe_threshold = 1.0

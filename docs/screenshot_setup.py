@@ -9,13 +9,10 @@ import os, sys, bpy, subprocess
 # (delays: panel 14, cage 12, bake 16; the presets menu opens 1.2 s and the bake starts 1.4 s
 # before the shot, after screenshot.py's Escape for the splash). The add-on is imported from this checkout as package
 # "tetrig"; xdotool opens the TetRig tab (and the presets menu); EXTRA_CLICKS="x,y;x,y" clicks more.
-import tempfile
+sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
+from shot_helpers import register_from_checkout, solid_viewports
 SHOT = os.environ.get("SHOT", "panel")
-link_dir = tempfile.mkdtemp(prefix="tetrig-shot-")
-os.symlink(os.getcwd(), os.path.join(link_dir, "tetrig"))
-sys.path.insert(0, link_dir)
-import tetrig
-tetrig.register()
+register_from_checkout()
 for ob in list(bpy.data.objects):
     if ob.type == "MESH":
         bpy.data.objects.remove(ob)
@@ -44,18 +41,13 @@ if SHOT == "cage":
 if SHOT == "panel":
     for f in range(1, 31):
         scene.frame_set(f)
-for window in bpy.context.window_manager.windows:
-    for area in window.screen.areas:
-        if area.type == "VIEW_3D":
-            space = area.spaces.active
-            space.show_region_ui = True
-            space.shading.type = "SOLID"
-            win_region = [r for r in area.regions if r.type == "WINDOW"][0]
-            with bpy.context.temp_override(window=window, area=area, region=win_region):
-                obj.select_set(True)
-                bpy.ops.view3d.view_selected()
-                if SHOT == "cage":
-                    obj.select_set(False)
+for window, area, _space in solid_viewports():
+    win_region = [r for r in area.regions if r.type == "WINDOW"][0]
+    with bpy.context.temp_override(window=window, area=area, region=win_region):
+        obj.select_set(True)
+        bpy.ops.view3d.view_selected()
+        if SHOT == "cage":
+            obj.select_set(False)
 
 clicks = os.environ.get("EXTRA_CLICKS", "")
 extra = "".join(f"xdotool mousemove --window $W {c.split(',')[0]} {c.split(',')[1]}; sleep 0.5; "

@@ -20,14 +20,14 @@ def register_from_checkout():
 
 def solid_viewports():
     """The 3D viewports of every window, each set to Solid shading with the sidebar shown:
-    yields (area, space)."""
+    yields (window, area, space)."""
     for window in bpy.context.window_manager.windows:
         for area in window.screen.areas:
             if area.type == "VIEW_3D":
                 space = area.spaces.active
                 space.show_region_ui = True
                 space.shading.type = "SOLID"
-                yield area, space
+                yield window, area, space
 
 
 def open_tetrig_tab(after_s: float = 5.0) -> None:
