@@ -157,7 +157,7 @@ def contact_margins(model: Model, state: State, settings: SimSettings, frame_dt:
     own = sum(w[:, k] * speeds[idx[:, k]] for k in range(4))
     speed = np.maximum(own, reach * (CONTACT_SPEED_SHARE * float(speeds.max(initial=0.0))))
     fall = 0.5 * float(np.linalg.norm(settings.gravity)) * frame_dt * frame_dt
-    extent = float(np.ptp(model.rest_positions, axis=0).max())
+    extent = model.extent
     return (CONTACT_MARGIN_FACTOR * frame_dt) * speed + (CONTACT_MARGIN_FACTOR * fall + CONTACT_MARGIN_EXTENT * extent) * reach
 
 
@@ -179,7 +179,7 @@ def plan(model: Model, state: State, settings: SimSettings, colliders: Sequence[
     idx, w = model.contact_indices, model.contact_weights
     if (settings.ground_height is not None or colliders) and idx.shape[0]:
         fall = 0.5 * float(np.linalg.norm(settings.gravity)) * frame_dt * frame_dt
-        extent = float(np.ptp(model.rest_positions, axis=0).max())
+        extent = model.extent
         margins = None
         if settings.ground_height is not None:
             if compiled is not None:
@@ -190,8 +190,11 @@ def plan(model: Model, state: State, settings: SimSettings, colliders: Sequence[
                 z = contact_points(model, state.positions, axis=2)
                 near = np.flatnonzero(z - settings.ground_height < margins)
             count = near.shape[0]
-            rows.append((near, np.tile([0.0, 0.0, 1.0], (count, 1)),
-                         np.tile([0.0, 0.0, settings.ground_height], (count, 1)), np.full(count, np.inf),
+            normals = np.zeros((count, 3))
+            normals[:, 2] = 1.0
+            surfaces = np.zeros((count, 3))
+            surfaces[:, 2] = settings.ground_height
+            rows.append((near, normals, surfaces, np.full(count, np.inf),
                          np.full(count, settings.ground_static_friction),
                          np.full(count, settings.ground_friction)))
         if colliders:
@@ -203,7 +206,10 @@ def plan(model: Model, state: State, settings: SimSettings, colliders: Sequence[
     if not rows:
         return _assemble(model, np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)),
                          np.zeros(0), np.zeros(0), np.zeros(0), sim_dt, compiled)
-    near, normals, surfaces, depths, mu_s, mu_k = (np.concatenate(parts) for parts in zip(*rows))
+    if len(rows) == 1:
+        near, normals, surfaces, depths, mu_s, mu_k = rows[0]
+    else:
+        near, normals, surfaces, depths, mu_s, mu_k = (np.concatenate(parts) for parts in zip(*rows))
     return _assemble(model, near, normals, surfaces, depths, mu_s, mu_k, sim_dt, compiled)
 
 

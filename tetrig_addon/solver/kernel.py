@@ -109,6 +109,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
     near_offsets = np.zeros(n + 1, dtype=np.int64)
     near_ids = np.empty(c_ids.shape[0], dtype=np.int32)
     near_corners = np.empty(c_ids.shape[0], dtype=np.int32)
+    row_gaps = np.empty(c_ids.shape[0])
     color_count = color_offsets.shape[0] - 1
     shared_normal = contact_count > 0
     for ci in range(1, contact_count):
@@ -116,6 +117,20 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
             shared_normal = False
             break
     level = np.empty(n if shared_normal else 0)
+    # Only the candidates a bound cannot rule out are tested each substep (``_near_contacts``):
+    # their distance at the frame's start, and the pool of those within ``pool_level`` of it.
+    x_start = x.copy()
+    start_distance = np.empty(contact_count)
+    pool = np.empty(contact_count, dtype=np.int32)
+    pool_count = 0
+    pool_level = -np.inf
+    near_list = np.empty(contact_count, dtype=np.int32)
+    widest = 0.0  # the largest Σₖ|wₖ| of a candidate
+    for ci in range(contact_count):
+        widest = max(widest, abs(c_w[ci, 0]) + abs(c_w[ci, 1]) + abs(c_w[ci, 2]) + abs(c_w[ci, 3]))
+        p0, p1, p2 = _contact_point(x, c_idx, c_w, ci)
+        start_distance[ci] = (c_n[ci, 0] * (p0 - c_s[ci, 0]) + c_n[ci, 1] * (p1 - c_s[ci, 1])
+                              + c_n[ci, 2] * (p2 - c_s[ci, 2]))
     for s in range(substeps):
         share = (s + 1) / substeps
         # pre-solve: damping, goal damping, speed limit; the inertial target y and the start x
@@ -154,19 +169,38 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
             if contact_count:
                 speed[i] = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
                 point_near[i] = False
+        near_count = 0
         if contact_count:
-            _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_length, p_start, near,
-                           point_near, near_offsets, near_fill, near_ids, near_corners, shared_normal, level)
-        any_near = False
-        for ci in range(contact_count):
-            any_near = any_near or near[ci]
-        for _ in range(newton_steps if any_near else 1):
-            _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_edges,
-                         boundary_tets, components, component_count, edge_active, edge_k,
-                         volume_active, volume_k, six_rest,
-                         continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w, c_n,
-                         c_s, c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near, p_start,
-                         h2, eps)
+            # A candidate's distance can have shrunk since the frame's start by at most Σₖ|wₖ|·(the
+            # farthest any point has moved), and its reach is at most Σₖ|wₖ|·(the fastest point's
+            # speed): past that bound ``contacts.near`` is false, so it is not tested.
+            fastest = 0.0
+            moved = 0.0
+            for i in range(n):
+                fastest = max(fastest, speed[i])
+                moved = max(moved, (x_prev[i, 0] - x_start[i, 0]) ** 2 + (x_prev[i, 1] - x_start[i, 1]) ** 2
+                            + (x_prev[i, 2] - x_start[i, 2]) ** 2)
+            bound = (contacts.SUBSTEP_REACH_FACTOR * (widest * fastest * h + g_length * h * h)
+                     + widest * math.sqrt(moved))
+            bound = bound * (1.0 + 1e-9) + 1e-12  # rounding: the bound must stay above every test
+            if bound > pool_level:
+                # twice the bound, so a body at rest filters its candidates once a frame
+                pool_level = 2.0 * bound
+                pool_count = 0
+                for ci in range(contact_count):
+                    if start_distance[ci] < pool_level:
+                        pool[pool_count] = ci
+                        pool_count += 1
+            near_count = _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_length,
+                                        p_start, near, point_near, near_offsets, near_fill, near_ids,
+                                        near_corners, shared_normal, level, pool[:pool_count], near_list)
+        coarse_steps = newton_steps if near_count else 1
+        _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_edges,
+                     boundary_tets, components, component_count, edge_active, edge_k,
+                     volume_active, volume_k, six_rest,
+                     continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w, c_n,
+                     c_s, c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near_list[:near_count],
+                     p_start, h2, eps, coarse_steps)
         for sweep in range(iterations):
             for cc in range(color_count):
                 color = cc if sweep % 2 == 0 else color_count - 1 - cc
@@ -183,7 +217,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
                               volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v,
                               shape_vectors, goal_k, goal, c_idx, c_w, c_share, c_n, c_s, c_depth,
                               c_k, c_mus, c_muk, near_offsets, near_ids, near_corners, point_near, p_start,
-                              h2, eps, newton_steps, parallel)
+                              h2, eps, newton_steps, parallel, row_gaps)
         # post-solve: the velocity the step implies
         for i in range(n):
             if inv[i] > 0.0:
@@ -196,9 +230,12 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
 
 @njit(cache=True)
 def _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_length, p_start, near,
-                   point_near, near_offsets, near_fill, near_ids, near_corners, shared_normal, level):
+                   point_near, near_offsets, near_fill, near_ids, near_corners, shared_normal, level,
+                   pool, near_list):
     """The candidates that can touch their plane this substep (``contacts.near``), their start
-    points, and each point's rows among them in the plan's order (a counting sort over them).
+    points, and each point's rows among them in the plan's order (a counting sort over them);
+    returns how many are near, listed ascending in ``near_list``. Only the ``pool`` (int32,
+    ascending) is tested: ``near`` stays false for the others, which a bound rules out.
 
     With ``shared_normal`` (every candidate's plane has the first one's normal n: the ground
     alone), a candidate's distance is Σₖ wₖ·(n·xₖ) − n·s from each point's n·x (``level``,
@@ -210,7 +247,8 @@ def _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_lengt
     if shared_normal:
         for i in range(n):
             level[i] = c_n[0, 0] * x_prev[i, 0] + c_n[0, 1] * x_prev[i, 1] + c_n[0, 2] * x_prev[i, 2]
-    for ci in range(c_idx.shape[0]):
+    near_count = 0
+    for ci in pool:
         reach = 0.0
         for k in range(4):
             reach += abs(c_w[ci, k]) * speed[c_idx[ci, k]]
@@ -229,6 +267,8 @@ def _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_lengt
                         + c_n[ci, 2] * (p_start[ci, 2] - c_s[ci, 2]))
             near[ci] = _near(distance, reach, h, g_length)
         if near[ci]:
+            near_list[near_count] = ci
+            near_count += 1
             for k in range(4):
                 point_near[c_idx[ci, k]] = True
                 if c_share[ci, k] > 0.0 and inv[c_idx[ci, k]] > 0.0:
@@ -236,14 +276,14 @@ def _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_lengt
     for i in range(n):
         near_offsets[i + 1] += near_offsets[i]
         near_fill[i] = near_offsets[i]
-    for ci in range(c_idx.shape[0]):
-        if near[ci]:
-            for k in range(4):
-                p = c_idx[ci, k]
-                if c_share[ci, k] > 0.0 and inv[p] > 0.0:
-                    near_ids[near_fill[p]] = ci
-                    near_corners[near_fill[p]] = k
-                    near_fill[p] += 1
+    for ci in near_list[:near_count]:
+        for k in range(4):
+            p = c_idx[ci, k]
+            if c_share[ci, k] > 0.0 and inv[p] > 0.0:
+                near_ids[near_fill[p]] = ci
+                near_corners[near_fill[p]] = k
+                near_fill[p] += 1
+    return near_count
 
 
 @njit(inline="always")
@@ -317,10 +357,11 @@ def _solve_colour(points, x, y, q, masses, rest_lengths, tets, edge_offsets, edg
                   tet_offsets, tet_ids, tet_corners, tet_faces, edge_active, edge_k, volume_active,
                   volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal,
                   c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids,
-                  c_corners, point_near, p_start, h2, eps, newton_steps, only_special):
+                  c_corners, point_near, p_start, h2, eps, newton_steps, only_special, row_gaps):
     """Newton steps of every point of one colour on its local incremental potential (in place):
     fᵢ and Hᵢ summed over its inertia, edges, tets, goal and contacts, then xᵢ += Hᵢ⁻¹fᵢ. With
-    ``only_special``, only the points ``_solve_colour_material`` leaves (a goal or a contact)."""
+    ``only_special``, only the points ``_solve_colour_material`` leaves (a goal or a contact).
+    ``row_gaps``: float64 [rows of c_ids], scratch."""
     for i in points:
         if only_special and not (point_near[i] or goal_k[i] > 0.0):
             continue
@@ -347,7 +388,9 @@ def _solve_colour(points, x, y, q, masses, rest_lengths, tets, edge_offsets, edg
             for r in range(c_offsets[i], c_offsets[i + 1]):
                 ci = c_ids[r]
                 p0, p1, p2 = _contact_point(x, c_idx, c_w, ci)
-                if c_n[ci, 0] * (p0 - c_s[ci, 0]) + c_n[ci, 1] * (p1 - c_s[ci, 1]) + c_n[ci, 2] * (p2 - c_s[ci, 2]) >= 0.0:
+                gap = c_n[ci, 0] * (p0 - c_s[ci, 0]) + c_n[ci, 1] * (p1 - c_s[ci, 1]) + c_n[ci, 2] * (p2 - c_s[ci, 2])
+                row_gaps[r] = gap
+                if gap >= 0.0:
                     continue  # not in contact: no force (what contacts.force gives)
                 a0, a1, a2, b00, b01, b02, b11, b12, b22 = _contact_force(
                     p0, p1, p2, p_start[ci, 0], p_start[ci, 1], p_start[ci, 2], c_s[ci, 0], c_s[ci, 1],
@@ -359,20 +402,20 @@ def _solve_colour(points, x, y, q, masses, rest_lengths, tets, edge_offsets, edg
             x[i, 0] = xi0 + d0
             x[i, 1] = xi1 + d1
             x[i, 2] = xi2 + d2
-            if step + 1 < steps and not _contacts_switched(x, i, d0, d1, d2, c_idx, c_w, c_n, c_s,
-                                                           c_depth, c_offsets, c_ids, c_corners):
+            if step + 1 < steps and not _contacts_switched(d0, d1, d2, c_w, c_n, c_depth, c_offsets[i],
+                                                           c_offsets[i + 1], c_ids, c_corners, row_gaps):
                 break
 
 
 @njit(inline="always")
-def _contacts_switched(x, i, d0, d1, d2, c_idx, c_w, c_n, c_s, c_depth, c_offsets, c_ids, c_corners):
-    """Whether point i's step of d moved one of its near contacts into or out of contact
-    (``reference.CONTACT_NEWTON_STEPS``)."""
-    for r in range(c_offsets[i], c_offsets[i + 1]):
+def _contacts_switched(d0, d1, d2, c_w, c_n, c_depth, first, last, c_ids, c_corners, row_gaps):
+    """Whether a point's step of d moved one of its near contacts (rows first:last, their gaps
+    n·(p − s) before the step in ``row_gaps``) into or out of contact
+    (``reference.CONTACT_NEWTON_STEPS``): p moves by the point's weight times d."""
+    for r in range(first, last):
         ci = c_ids[r]
-        p0, p1, p2 = _contact_point(x, c_idx, c_w, ci)
-        after = c_n[ci, 0] * (p0 - c_s[ci, 0]) + c_n[ci, 1] * (p1 - c_s[ci, 1]) + c_n[ci, 2] * (p2 - c_s[ci, 2])
-        before = after - c_w[ci, c_corners[r]] * (c_n[ci, 0] * d0 + c_n[ci, 1] * d1 + c_n[ci, 2] * d2)
+        before = row_gaps[r]
+        after = before + c_w[ci, c_corners[r]] * (c_n[ci, 0] * d0 + c_n[ci, 1] * d1 + c_n[ci, 2] * d2)
         if ((before < 0.0) and (before > -c_depth[ci])) != ((after < 0.0) and (after > -c_depth[ci])):
             return True
     return False
@@ -402,24 +445,85 @@ def _solve_colour_material(points, x, y, masses, rest_lengths, edge_offsets, edg
 def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_edges, boundary_tets,
                  components, component_count, edge_active, edge_k, volume_active, volume_k, six_rest,
                  continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w, c_n, c_s,
-                 c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near, p_start, h2, eps):
-    """One Newton step on a uniform translation of each body (component) of free points (in
-    place): its inertia, goals, contacts and the elements tying it to kinematic points."""
+                 c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near_list, p_start, h2, eps, steps):
+    """``steps`` Newton steps on a uniform translation of each body (component) of free points (in
+    place): its inertia, goals, contacts (the near ones, ``near_list``) and the elements tying it
+    to kinematic points. Inertia and goals are linear in the translation T (force f − (Σm/Δt² +
+    Σk)·T), so they are summed over the points once; the contacts and those elements are
+    evaluated again at every step, and the points move once at the end unless those elements
+    need them moved."""
     if component_count == 0:
         return
-    total = np.zeros((component_count, 9))
+    linear = np.zeros((component_count, 4))  # force at T = 0, and the Hessian's diagonal
     for i in range(x.shape[0]):
         c = components[i]
         if c >= 0:
             mh = masses[i] / h2
             a0, a1, a2, sg = _goal_force(x[i, 0] - goal[i, 0], x[i, 1] - goal[i, 1], x[i, 2] - goal[i, 2],
                                          goal_k[i])
-            total[c, 0] += -mh * (x[i, 0] - y[i, 0]) + a0
-            total[c, 1] += -mh * (x[i, 1] - y[i, 1]) + a1
-            total[c, 2] += -mh * (x[i, 2] - y[i, 2]) + a2
-            total[c, 3] += mh + sg
-            total[c, 6] += mh + sg
-            total[c, 8] += mh + sg
+            linear[c, 0] += -mh * (x[i, 0] - y[i, 0]) + a0
+            linear[c, 1] += -mh * (x[i, 1] - y[i, 1]) + a1
+            linear[c, 2] += -mh * (x[i, 2] - y[i, 2]) + a2
+            linear[c, 3] += mh + sg
+    move_points = boundary_edges.shape[0] > 0 or boundary_tets.shape[0] > 0
+    moved = np.zeros((component_count, 3))  # T so far, not yet added to x (unless move_points)
+    total = np.empty((component_count, 9))
+    shift = np.empty((component_count, 3))
+    for _ in range(steps):
+        for c in range(component_count):
+            d = linear[c, 3]
+            total[c, 0] = linear[c, 0] - d * moved[c, 0]
+            total[c, 1] = linear[c, 1] - d * moved[c, 1]
+            total[c, 2] = linear[c, 2] - d * moved[c, 2]
+            total[c, 3], total[c, 4], total[c, 5], total[c, 6], total[c, 7], total[c, 8] = d, 0.0, 0.0, d, 0.0, d
+        if move_points:
+            _add_boundary(x, q, inv, edge_ends, rest_lengths, tets, boundary_edges, boundary_tets, components,
+                          edge_active, edge_k, volume_active, volume_k, six_rest, continuum_active, mu_v,
+                          lam_v, shape_vectors, total)
+        for ci in near_list:
+            body = max(components[c_idx[ci, 0]], components[c_idx[ci, 1]], components[c_idx[ci, 2]],
+                       components[c_idx[ci, 3]])
+            if body < 0:
+                continue
+            p0, p1, p2 = _contact_point(x, c_idx, c_w, ci)
+            if not move_points:  # p moves by (Σ of its free points' weights)·T
+                fw = c_free_w[ci]
+                p0, p1, p2 = p0 + fw * moved[body, 0], p1 + fw * moved[body, 1], p2 + fw * moved[body, 2]
+            if c_n[ci, 0] * (p0 - c_s[ci, 0]) + c_n[ci, 1] * (p1 - c_s[ci, 1]) + c_n[ci, 2] * (p2 - c_s[ci, 2]) >= 0.0:
+                continue  # not in contact: no force (what contacts.force gives)
+            _add9(total, body, _contact_force(
+                p0, p1, p2, p_start[ci, 0], p_start[ci, 1], p_start[ci, 2], c_s[ci, 0], c_s[ci, 1], c_s[ci, 2],
+                c_n[ci, 0], c_n[ci, 1], c_n[ci, 2], c_depth[ci], c_k[ci], c_mus[ci], c_muk[ci], eps,
+                c_free_w[ci], c_free_share[ci]))
+        for c in range(component_count):
+            t = total[c]
+            shift[c, 0], shift[c, 1], shift[c, 2] = _solve(t[3], t[4], t[5], t[6], t[7], t[8], t[0], t[1], t[2])
+            moved[c, 0] += shift[c, 0]
+            moved[c, 1] += shift[c, 1]
+            moved[c, 2] += shift[c, 2]
+        if move_points:
+            _translate(x, components, shift)
+    if not move_points:
+        _translate(x, components, moved)
+
+
+@njit(inline="always")
+def _translate(x, components, shift):
+    """x[i] += shift[body of i] for every free point (in place)."""
+    for i in range(x.shape[0]):
+        c = components[i]
+        if c >= 0:
+            x[i, 0] += shift[c, 0]
+            x[i, 1] += shift[c, 1]
+            x[i, 2] += shift[c, 2]
+
+
+@njit(inline="always")
+def _add_boundary(x, q, inv, edge_ends, rest_lengths, tets, boundary_edges, boundary_tets, components,
+                  edge_active, edge_k, volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v,
+                  shape_vectors, total):
+    """total[body] += the force and Hessian on a uniform translation of each body's free points
+    from the edges and tets that tie them to kinematic points (in place)."""
     if edge_active:
         for e in boundary_edges:
             i, j = edge_ends[e, 0], edge_ends[e, 1]
@@ -446,28 +550,6 @@ def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_e
                                      ma * sv[0, 1] + mb * sv[1, 1] + mc * sv[2, 1] + md * sv[3, 1],
                                      ma * sv[0, 2] + mb * sv[1, 2] + mc * sv[2, 2] + md * sv[3, 2])
             _add9(total, body, part)
-    for ci in range(c_idx.shape[0]):
-        if not near[ci]:
-            continue
-        body = max(components[c_idx[ci, 0]], components[c_idx[ci, 1]], components[c_idx[ci, 2]],
-                   components[c_idx[ci, 3]])
-        if body < 0:
-            continue
-        p0, p1, p2 = _contact_point(x, c_idx, c_w, ci)
-        _add9(total, body, _contact_force(
-            p0, p1, p2, p_start[ci, 0], p_start[ci, 1], p_start[ci, 2], c_s[ci, 0], c_s[ci, 1], c_s[ci, 2],
-            c_n[ci, 0], c_n[ci, 1], c_n[ci, 2], c_depth[ci], c_k[ci], c_mus[ci], c_muk[ci], eps,
-            c_free_w[ci], c_free_share[ci]))
-    shift = np.empty((component_count, 3))
-    for c in range(component_count):
-        t = total[c]
-        shift[c, 0], shift[c, 1], shift[c, 2] = _solve(t[3], t[4], t[5], t[6], t[7], t[8], t[0], t[1], t[2])
-    for i in range(x.shape[0]):
-        c = components[i]
-        if c >= 0:
-            x[i, 0] += shift[c, 0]
-            x[i, 1] += shift[c, 1]
-            x[i, 2] += shift[c, 2]
 
 
 @njit(inline="always")

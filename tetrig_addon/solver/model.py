@@ -10,6 +10,7 @@ and, for every point, the edges and tets around it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -111,6 +112,12 @@ class Model:
     @property
     def particle_count(self) -> int:
         return int(self.rest_positions.shape[0])
+
+    @cached_property
+    def extent(self) -> float:
+        """The longest side of the rest positions' bounding box [m] (the contacts' margin scales
+        with it each frame; computed once per model)."""
+        return float(np.ptp(self.rest_positions, axis=0).max()) if self.particle_count else 0.0
 
     @property
     def edge_count(self) -> int:
