@@ -276,14 +276,22 @@ def _near_contacts(x_prev, inv, speed, c_idx, c_w, c_share, c_n, c_s, h, g_lengt
     for i in range(n):
         near_offsets[i + 1] += near_offsets[i]
         near_fill[i] = near_offsets[i]
-    for ci in near_list[:near_count]:
-        for k in range(4):
-            p = c_idx[ci, k]
-            if c_share[ci, k] > 0.0 and inv[p] > 0.0:
-                near_ids[near_fill[p]] = ci
-                near_corners[near_fill[p]] = k
-                near_fill[p] += 1
+    _fill_incidence(near_list[:near_count], c_idx, c_share, inv, near_fill, near_ids, near_corners)
     return near_count
+
+
+@njit(inline="always")
+def _fill_incidence(rows, idx, shares, inv, fill, ids, corners):
+    """The second pass of a counting sort of contact corners by control point (in place): for
+    each contact c of ``rows`` in order and each free corner k with a share, ids[fill[p]] = c and
+    corners[fill[p]] = k for its point p, fill[p] += 1 (fill starts at each point's offset)."""
+    for c in rows:
+        for k in range(4):
+            p = idx[c, k]
+            if shares[c, k] > 0.0 and inv[p] > 0.0:
+                ids[fill[p]] = c
+                corners[fill[p]] = k
+                fill[p] += 1
 
 
 @njit(inline="always")
@@ -631,13 +639,7 @@ def assemble_contacts(all_indices, all_weights, inverse_masses, near, ratio, sim
     fill = offsets[:-1].copy()
     point_contacts = np.empty(offsets[n], dtype=np.int32)
     point_corners = np.empty(offsets[n], dtype=np.int32)
-    for c in range(count):
-        for k in range(4):
-            p = idx[c, k]
-            if shares[c, k] > 0.0 and inverse_masses[p] > 0.0:
-                point_contacts[fill[p]] = c
-                point_corners[fill[p]] = k
-                fill[p] += 1
+    _fill_incidence(np.arange(count), idx, shares, inverse_masses, fill, point_contacts, point_corners)
     return idx, w, shares, stiffness, free_weights, free_shares, offsets, point_contacts, point_corners
 
 
