@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..binding import inverse3
 from ..errors import TetRigInputError
 from .bending import angle_change, angle_gradients
 from .model import Model, State
@@ -81,24 +82,34 @@ def creep_angles(rest: np.ndarray, angles: np.ndarray, original: np.ndarray,
 def creep_shapes(positions: np.ndarray, tets: np.ndarray, inverse_rest: np.ndarray,
                  original_inverse: np.ndarray, settings: PlasticSettings, dt: float) -> np.ndarray:
     """New D_m⁻¹ [1/m] of tets (float64 [tet_count, 3, 3] each: current and original) at
-    ``positions`` [m] after ``dt`` [s]; inverted tets (det F ≤ 0) keep theirs."""
+    ``positions`` [m] after ``dt`` [s]; inverted tets (det F ≤ 0) keep theirs.
+
+    Only the tets that may be beyond the yield are decomposed: the eigenvalues σ² of C = FᵀF lie
+    within ‖C − I‖_F of 1 (Weyl's inequality), so a tet with (1 − y)² ≤ 1 ± ‖C − I‖_F ≤ (1 + y)²
+    has every principal stretch σ within the yield and keeps its rest shape."""
     p = positions[tets]
     ds = np.transpose(p[:, 1:] - p[:, :1], (0, 2, 1))
     f = ds @ inverse_rest
-    u, sigma, vt = np.linalg.svd(f)
     y = settings.yield_strain
+    c = np.transpose(f, (0, 2, 1)) @ f
+    spread = np.sqrt(np.einsum("tij,tij->t", c - np.eye(3), c - np.eye(3)))
+    may_yield = (1.0 + spread > (1.0 + y) ** 2) | (1.0 - spread < (1.0 - y) ** 2)
+    chosen = np.flatnonzero(may_yield & (np.linalg.det(f) > 0.0))
+    out = inverse_rest.copy()
+    if chosen.shape[0] == 0:
+        return out
+    _, sigma, vt = np.linalg.svd(f[chosen])
     flow = sigma / np.clip(sigma, 1.0 - y, 1.0 + y)  # the stretch beyond the yield
     flow = np.maximum(flow, 1e-12) ** creep_share(settings, dt)
     flow /= np.cbrt(np.prod(flow, axis=1, keepdims=True))  # volume-preserving
     v = np.transpose(vt, (0, 2, 1))
-    rest_shape = np.linalg.inv(inverse_rest)
-    new_shape = (v * flow[:, None, :]) @ vt @ rest_shape
+    new_shape = (v * flow[:, None, :]) @ vt @ inverse3(inverse_rest[chosen])
     # the total plastic deformation F_p = D_m·D_m0⁻¹ within [1 − max, 1 + max]
-    up, sp, vpt = np.linalg.svd(new_shape @ original_inverse)
+    up, sp, vpt = np.linalg.svd(new_shape @ original_inverse[chosen])
     sp = np.clip(sp, 1.0 - settings.max_strain, 1.0 + settings.max_strain)
-    new_shape = (up * sp[:, None, :]) @ vpt @ np.linalg.inv(original_inverse)
-    inverted = np.linalg.det(f) <= 0.0
-    return np.where(inverted[:, None, None], inverse_rest, np.linalg.inv(new_shape))
+    new_shape = (up * sp[:, None, :]) @ vpt @ inverse3(original_inverse[chosen])
+    out[chosen] = inverse3(new_shape)
+    return out
 
 
 def creep(model: Model, state: State, settings: PlasticSettings, dt: float, continuum: bool) -> State:
