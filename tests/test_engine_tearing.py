@@ -114,3 +114,19 @@ def test_corners_split_into_one_particle_per_fan():
 def test_bad_tear_settings_are_refused():
     with pytest.raises(TetRigInputError, match="tear"):
         TearSettings(threshold=0.0).validated()
+
+
+def test_plastic_rest_data_follow_the_tear():
+    """With plasticity too, the crept rest lengths and angles are carried onto each new split:
+    one per spring and hinge of the torn model, every frame."""
+    sheet, _, goals = pulled_sheet()
+    plastic = solver.PlasticSettings(yield_strain=0.05, rate=10.0, max_strain=0.5)
+    state = sheet.rest_state()
+    for frame in range(FRAMES):
+        state = sheet.advance(state, SETTINGS, MATERIAL, 1 / FPS, goals=goals(frame), plastic=plastic, tear=TEAR)
+        model = sheet.model_for(state.torn, state.broken).model
+        assert state.rest_lengths.shape == (model.edge_count,)
+        assert state.rest_angles.shape == (model.hinges.shape[0],)
+        assert np.all(np.isfinite(state.positions))
+    assert state.torn.any()
+    assert np.abs(state.rest_lengths - model.rest_lengths).max() > 0.01  # they crept
