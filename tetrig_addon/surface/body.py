@@ -135,13 +135,18 @@ class SurfaceBody:
         """One frame from ``state`` (not modified).
 
         Args:
-            settings: the step settings (``substeps``, damping, ground, ...).
+            settings: the step settings. A surface body uses ``substeps``, ``iterations``,
+                ``damping``, ``gravity``, the ground's, ``max_speed`` and the goals'; its springs'
+                stiffness comes from ``material`` (``mode``, ``youngs_modulus``,
+                ``volume_stiffness``, ``use_volume`` and ``stiffness`` are the cages').
             material: the springs', hinges' and gas's stiffness.
             frame_dt: [s].
             goals: (start, end), float [vertex_count, 3] [m] each: the vertices' goals at the
                 frame's start and end, or ``None`` for their rest positions.
             colliders: the frame's collision objects.
-            plastic: plasticity, or ``None``; tear: tearing, or ``None``.
+            plastic: plasticity (``solver.PlasticSettings``), or ``None``.
+            tear: tearing (``tearing.TearSettings``), or ``None``. A body that can tear steps one
+                substep at a time (the contacts are planned each substep, not each frame).
             use_kernel: see ``solver.step``.
 
         Returns:
