@@ -193,3 +193,67 @@ def roll_off_box_edge(model: solver.Model, b: Binding, seconds: float = 4.0, fps
     for _ in range(int(round(seconds * fps))):
         state = solver.step(model, state, settings, 1.0 / fps, colliders=[box])
     return surface(model, b, state)
+
+
+def quad_grid(nx: int, ny: int, spacing: float, plane: str = "xy") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A grid of nx × ny square quads of side ``spacing`` [m] from the origin in ``plane`` ("xy":
+    along +x and +y; "xz": along +x and down −z, a hanging sheet), counter-clockwise seen from +z
+    (from −y for "xz"): (vertices float64 [(nx+1)(ny+1), 3], face corners int [4·nx·ny], face sizes)."""
+    i, j = np.meshgrid(np.arange(nx + 1), np.arange(ny + 1), indexing="xy")
+    u, v = i.ravel() * spacing, j.ravel() * spacing
+    zero = np.zeros_like(u)
+    verts = np.stack([u, v, zero] if plane == "xy" else [u, zero, -v], axis=1).astype(np.float64)
+    index = lambda a, b: b * (nx + 1) + a  # noqa: E731
+    faces = [(index(a, b), index(a + 1, b), index(a + 1, b + 1), index(a, b + 1))
+             for b in range(ny) for a in range(nx)]
+    corners = np.asarray(faces).ravel()
+    if plane != "xy":
+        corners = np.asarray(faces)[:, ::-1].ravel()
+    return verts, corners, np.full(len(faces), 4)
+
+
+def uv_sphere_polygons(radius: float, segments: int = 32, rings: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A UV sphere as Blender's Add > Mesh > UV Sphere makes it (quads, triangle fans at the poles,
+    outward): (vertices float64 [k, 3], face corners int, face sizes int)."""
+    theta = np.linspace(0, np.pi, rings + 1)[1:-1]
+    phi = np.linspace(0, 2 * np.pi, segments, endpoint=False)
+    t, p = np.meshgrid(theta, phi, indexing="ij")
+    ring = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], -1).reshape(-1, 3)
+    verts = np.vstack([[0, 0, 1], ring, [0, 0, -1]]) * radius
+    bottom = len(verts) - 1
+    faces: list[tuple[int, ...]] = []
+    for j in range(segments):
+        k = (j + 1) % segments
+        faces.append((0, 1 + j, 1 + k))
+        for r in range(rings - 2):
+            a, b = 1 + r * segments + j, 1 + r * segments + k
+            faces.append((a, a + segments, b + segments, b))
+        last = 1 + (rings - 2) * segments
+        faces.append((bottom, last + k, last + j))
+    return verts, np.concatenate(faces), np.array([len(f) for f in faces])
+
+
+def box_polygons(size: float, cuts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A closed cube of edge ``size`` [m] centred at the origin, each side a grid of cuts × cuts
+    quads facing out (Blender's cube, subdivided): (vertices float64, face corners int, sizes)."""
+    g = np.linspace(-size / 2, size / 2, cuts + 1)
+    verts: list[np.ndarray] = []
+    faces = []
+    for axis in range(3):
+        for sign in (-1.0, 1.0):
+            u_axis, v_axis = [(1, 2), (2, 0), (0, 1)][axis]
+            if sign < 0:
+                u_axis, v_axis = v_axis, u_axis
+            base = sum(len(v) for v in verts)
+            uu, vv = np.meshgrid(g, g, indexing="ij")
+            p = np.zeros((uu.size, 3))
+            p[:, axis] = sign * size / 2
+            p[:, u_axis], p[:, v_axis] = uu.ravel(), vv.ravel()
+            verts.append(p)
+            index = lambda a, b: base + a * (cuts + 1) + b  # noqa: E731
+            faces += [(index(a, b), index(a + 1, b), index(a + 1, b + 1), index(a, b + 1))
+                      for a in range(cuts) for b in range(cuts)]
+    points = np.vstack(verts)
+    unique, inverse = np.unique(points.round(12), axis=0, return_inverse=True)
+    corners = inverse.reshape(-1)[np.asarray(faces).ravel()]
+    return unique, corners, np.full(len(faces), 4)

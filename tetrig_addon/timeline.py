@@ -61,7 +61,7 @@ class FrameCache:
         for f in range(base, frame):
             nxt = advance(state, f)
             if not (np.all(np.isfinite(nxt.positions)) and np.all(np.isfinite(nxt.velocities))):
-                nxt = State(state.positions, np.zeros_like(state.velocities))
+                nxt = state.moved(state.positions, np.zeros_like(state.velocities), state.rotations)
                 self.first_bad_frame = f + 1 if self.first_bad_frame is None else self.first_bad_frame
             self._states[f + 1] = nxt
             state = nxt

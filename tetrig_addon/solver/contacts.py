@@ -272,7 +272,9 @@ def _assemble(model: Model, near: np.ndarray, normals: np.ndarray, surfaces: np.
         moving = (shares > 0.0) & free
         # the contact point's inertia against its force: 1/Σₖ shareₖ·wₖ/mₖ over the points it moves
         compliance = np.where(moving, shares * w * inv, 0.0).sum(1)
-        stiffness = np.where(compliance > 0.0, ratio / (sim_dt * sim_dt * maximum(compliance, TINY)), 0.0)
+        # (a pinned contact point has no compliance: divide by 1 there, not by TINY, which overflows)
+        safe = np.where(compliance > 0.0, compliance, 1.0)
+        stiffness = np.where(compliance > 0.0, ratio / (sim_dt * sim_dt * safe), 0.0)
         offsets, point_contacts, point_corners = point_incidence(idx, moving, model.particle_count)
         free_weights, free_shares = np.where(free, w, 0.0).sum(1), np.where(free, shares, 0.0).sum(1)
     return ContactPlan(indices=idx, weights=w, shares=shares,

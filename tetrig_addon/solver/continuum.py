@@ -53,7 +53,7 @@ class ContinuumPlan:
 
 def plan(model: Model, settings: SimSettings) -> ContinuumPlan:
     """The continuum tets' coefficients (zero outside the continuum mode)."""
-    if settings.mode != MODE_CONTINUUM:
+    if settings.mode != MODE_CONTINUUM or model.tet_count == 0:
         zero = np.zeros(model.tet_count)
         return ContinuumPlan(False, zero, zero, np.zeros((0, 4, 3)))
     rows = model.inverse_rest_shapes  # [t, 3, 3]: row j−1 is bⱼ

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy import maximum, sqrt  # elementwise: the kernel swaps them for math's scalar ones (``kernel._scalar``)
 
-from .model import Model
-from .settings import MODE_PBD, MODE_SPRINGS, SimSettings, spring_moduli
+from .model import EDGE_STRUCTURAL, Model
+from .settings import MODE_PBD, MODE_SPRINGS, SimSettings, SurfaceMaterial, spring_moduli
 
 # Edges shorter than this [m] have no direction: their direction is taken as d / MIN_EDGE_LENGTH.
 MIN_EDGE_LENGTH = 1e-12
@@ -40,8 +40,20 @@ class EdgePlan:
     stiffness: np.ndarray
 
 
-def plan(model: Model, settings: SimSettings, sim_dt: float) -> EdgePlan:
-    """The edge springs' stiffness for the settings' mode and the substep length ``sim_dt`` [s]."""
+def plan(model: Model, settings: SimSettings, sim_dt: float,
+         surface: SurfaceMaterial | None = None) -> EdgePlan:
+    """The edge springs' stiffness for the settings' mode and the substep length ``sim_dt`` [s];
+    a surface body's (``model.edge_kinds``) from its ``surface`` material: k = modulus·A/l₀² with
+    the stretch modulus on structural springs and the shear modulus on shear springs.
+
+    Raises:
+        ValueError: a surface body without its material.
+    """
+    if model.edge_kinds.shape[0]:
+        if surface is None:
+            raise ValueError("a surface body's springs need its SurfaceMaterial")
+        modulus = np.where(model.edge_kinds == EDGE_STRUCTURAL, surface.stretch, surface.shear)
+        return EdgePlan(True, modulus * model.edge_areas / model.rest_lengths**2)
     if settings.mode == MODE_SPRINGS:
         modulus = spring_moduli(settings)[0]
         return EdgePlan(True, modulus * model.edge_volumes / model.rest_lengths**2)

@@ -16,12 +16,14 @@ from typing import Any, Callable
 import numpy as np
 from numba import njit, prange, threading_layer
 
-from . import continuum, contacts, edges, goals, linear3, volumes
+from . import bending, continuum, contacts, edges, goals, linear3, pressure, volumes
+from .bending import BendingPlan
 from .contacts import ContactPlan
 from .continuum import ContinuumPlan
 from .edges import EdgePlan
 from .goals import GoalPlan
 from .model import TINY, Model, State
+from .pressure import PressurePlan
 from .reference import CONTACT_NEWTON_STEPS
 from .settings import SimSettings
 from .volumes import VolumePlan
@@ -29,7 +31,8 @@ from .volumes import VolumePlan
 # The formula modules call NumPy's elementwise functions by bare name, so the same code runs on
 # arrays; on scalars the math module's are equal and Numba types them several times faster
 # (measured: 0.29 s against 0.76 s for ``edges.force``), which keeps the first compile short.
-_SCALAR_FUNCTIONS = {"sqrt": math.sqrt, "maximum": max, "absolute": abs, "sin": math.sin, "cos": math.cos}
+_SCALAR_FUNCTIONS = {"sqrt": math.sqrt, "maximum": max, "absolute": abs, "sin": math.sin, "cos": math.cos,
+                     "arctan2": math.atan2, "floor": math.floor}
 
 
 def _scalar(function: Callable[..., Any]) -> Any:
@@ -54,22 +57,35 @@ _rotation_matrix = _scalar(continuum.rotation_matrix)
 _extract_rotation = _scalar(continuum.extract_rotation)
 _stress = _scalar(continuum.stress)
 _corner_force = _scalar(continuum.corner_force)
+_angle_gradients = _scalar(bending.angle_gradients)
+_angle_change = _scalar(bending.angle_change)
+_bend_force = _scalar(bending.force)
+_gas = _scalar(pressure.gas)
+_volume_corner = _scalar(pressure.corner_gradient)
+_gas_force = _scalar(pressure.force)
+_gas_step_length = _scalar(pressure.step_length)
 
 
 def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, edge_plan: EdgePlan,
-            volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
-            contact_plan: ContactPlan) -> State:
+            volume_plan: VolumePlan, continuum_plan: ContinuumPlan, bending_plan: BendingPlan,
+            pressure_plan: PressurePlan, goal_plan: GoalPlan, contact_plan: ContactPlan) -> State:
     """One frame of ``settings.substeps`` substeps from ``state`` (not modified); see ``loop.step``."""
     x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
     t = model.topology
     c = contact_plan
+    # A surface body's hinges and gas, as two tuples so the cage path passes two inactive ones
+    # (their work is skipped by their first element).
+    bend = (bending_plan.active, model.hinges, t.hinge_offsets, t.hinge_ids, t.hinge_corners,
+            bending_plan.stiffness, model.rest_angles, t.boundary_hinges)
+    gas = (pressure_plan.active, model.triangles, t.triangle_offsets, t.triangle_ids, t.triangle_corners,
+           float(pressure_plan.pressure), float(pressure_plan.rest_volume))
     _frame(x, v, q, model.masses, model.inverse_masses, model.edges, model.rest_lengths, model.tets,
            t.color_points, t.color_offsets, t.edge_offsets, t.edge_ids, t.edge_others,
            t.tet_offsets, t.tet_ids, t.tet_corners, t.tet_faces, t.boundary_edges, t.boundary_tets,
            t.components, t.component_count, edge_plan.active, edge_plan.stiffness, volume_plan.active,
            volume_plan.stiffness,
            volume_plan.six_rest_volumes, continuum_plan.active, continuum_plan.mu_volumes,
-           continuum_plan.lambda_volumes, continuum_plan.shape_vectors,
+           continuum_plan.lambda_volumes, continuum_plan.shape_vectors, bend, gas,
            goal_plan.stiffness, goal_plan.damping, goal_plan.start, goal_plan.end,
            c.indices, c.weights, c.shares, c.normals, c.surfaces, c.depths, c.stiffness,
            c.static_friction, c.kinetic_friction, c.point_offsets, c.point_contacts, c.point_corners,
@@ -86,7 +102,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
            tet_offsets, tet_ids, tet_corners, tet_faces, boundary_edges, boundary_tets,
            components, component_count, edge_active, edge_k, volume_active, volume_k, six_rest,
            continuum_active, mu_v, lam_v,
-           shape_vectors, goal_k, goal_damping, goal_start, goal_end,
+           shape_vectors, bend, gas, goal_k, goal_damping, goal_start, goal_end,
            c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids, c_corners,
            c_free_w, c_free_share, gravity, frame_dt, substeps, iterations, damping, max_speed,
            slip_speed, newton_steps, use_threads):
@@ -110,6 +126,8 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
     near_ids = np.empty(c_ids.shape[0], dtype=np.int32)
     near_corners = np.empty(c_ids.shape[0], dtype=np.int32)
     row_gaps = np.empty(c_ids.shape[0])
+    gas_g = np.zeros((n if gas[0] else 0, 3))  # every point's volume gradient (pressure)
+    e1 = e2 = 0.0
     color_count = color_offsets.shape[0] - 1
     shared_normal = contact_count > 0
     for ci in range(1, contact_count):
@@ -195,12 +213,19 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
                                         p_start, near, point_near, near_offsets, near_fill, near_ids,
                                         near_corners, shared_normal, level, pool[:pool_count], near_list)
         coarse_steps = newton_steps if near_count else 1
+        volume = _volume_gradients(x, gas, gas_g)
         _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_edges,
                      boundary_tets, components, component_count, edge_active, edge_k,
                      volume_active, volume_k, six_rest,
-                     continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w, c_n,
+                     continuum_active, mu_v, lam_v, shape_vectors, bend, gas, gas_g, volume, goal_k,
+                     goal, c_idx, c_w, c_n,
                      c_s, c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near_list[:near_count],
                      p_start, h2, eps, coarse_steps)
+        if gas[0]:
+            volume = _volume_gradients(x, gas, gas_g)
+            e1, e2 = _gas(volume, gas[5], gas[6])
+            _pressure_step(x, y, inv, gas_g, e1, e2, h2)
+            e1, e2 = _gas(_volume_gradients(x, gas, gas_g), gas[5], gas[6])
         for sweep in range(iterations):
             for cc in range(color_count):
                 color = cc if sweep % 2 == 0 else color_count - 1 - cc
@@ -209,14 +234,14 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
                 if parallel:
                     _solve_colour_material(points, x, y, masses, rest_lengths, edge_offsets, edge_ids,
                                            edge_others, tet_offsets, tet_ids, tet_faces, edge_active,
-                                           edge_k, volume_active, volume_k, six_rest, goal_k,
-                                           point_near, h2)
+                                           edge_k, volume_active, volume_k, six_rest, bend, gas,
+                                           e1, e2, goal_k, point_near, h2)
                 _solve_colour(points, x, y, q,
                               masses, rest_lengths, tets, edge_offsets, edge_ids, edge_others,
                               tet_offsets, tet_ids, tet_corners, tet_faces, edge_active, edge_k,
                               volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v,
-                              shape_vectors, goal_k, goal, c_idx, c_w, c_share, c_n, c_s, c_depth,
-                              c_k, c_mus, c_muk, near_offsets, near_ids, near_corners, point_near, p_start,
+                              shape_vectors, bend, gas, e1, e2, goal_k, goal, c_idx, c_w, c_share, c_n,
+                              c_s, c_depth, c_k, c_mus, c_muk, near_offsets, near_ids, near_corners, point_near, p_start,
                               h2, eps, newton_steps, parallel, row_gaps)
         # post-solve: the velocity the step implies
         for i in range(n):
@@ -363,8 +388,8 @@ def _inertia_and_springs(i, xi0, xi1, xi2, x, y, masses, rest_lengths, edge_offs
 @njit(cache=True, fastmath=_FAST)
 def _solve_colour(points, x, y, q, masses, rest_lengths, tets, edge_offsets, edge_ids, edge_others,
                   tet_offsets, tet_ids, tet_corners, tet_faces, edge_active, edge_k, volume_active,
-                  volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal,
-                  c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids,
+                  volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors, bend, gas, e1, e2,
+                  goal_k, goal, c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids,
                   c_corners, point_near, p_start, h2, eps, newton_steps, only_special, row_gaps):
     """Newton steps of every point of one colour on its local incremental potential (in place):
     fᵢ and Hᵢ summed over its inertia, edges, tets, goal and contacts, then xᵢ += Hᵢ⁻¹fᵢ. With
@@ -389,6 +414,10 @@ def _solve_colour(points, x, y, q, masses, rest_lengths, tets, edge_offsets, edg
                         shape_vectors[t, corner, 1], shape_vectors[t, corner, 2])
                     f0 += a0; f1 += a1; f2 += a2  # noqa: E702
                     h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+            if bend[0] or gas[0]:
+                a0, a1, a2, b00, b01, b02, b11, b12, b22 = _shell_forces(i, x, bend, gas, e1, e2)
+                f0 += a0; f1 += a1; f2 += a2  # noqa: E702
+                h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
             if goal_k[i] > 0.0:
                 a0, a1, a2, sg = _goal_force(xi0 - goal[i, 0], xi1 - goal[i, 1], xi2 - goal[i, 2], goal_k[i])
                 f0 += a0; f1 += a1; f2 += a2  # noqa: E702
@@ -432,9 +461,9 @@ def _contacts_switched(d0, d1, d2, c_w, c_n, c_depth, first, last, c_ids, c_corn
 @njit(cache=True, fastmath=_FAST, parallel=True)
 def _solve_colour_material(points, x, y, masses, rest_lengths, edge_offsets, edge_ids, edge_others,
                            tet_offsets, tet_ids, tet_faces, edge_active, edge_k, volume_active,
-                           volume_k, six_rest, goal_k, point_near, h2):
+                           volume_k, six_rest, bend, gas, e1, e2, goal_k, point_near, h2):
     """``_solve_colour`` for the points of a colour with no goal spring and no contact this
-    substep, in parallel (they share no element): inertia, edges and tet volumes only."""
+    substep, in parallel (they share no element): inertia, edges, tet volumes, hinges and gas."""
     for slot in prange(points.shape[0]):
         i = points[slot]
         if point_near[i] or goal_k[i] > 0.0:
@@ -443,6 +472,10 @@ def _solve_colour_material(points, x, y, masses, rest_lengths, edge_offsets, edg
         f0, f1, f2, h00, h01, h02, h11, h12, h22 = _inertia_and_springs(
             i, xi0, xi1, xi2, x, y, masses, rest_lengths, edge_offsets, edge_ids, edge_others,
             tet_offsets, tet_ids, tet_faces, edge_active, edge_k, volume_active, volume_k, six_rest, h2)
+        if bend[0] or gas[0]:
+            a0, a1, a2, b00, b01, b02, b11, b12, b22 = _shell_forces(i, x, bend, gas, e1, e2)
+            f0 += a0; f1 += a1; f2 += a2  # noqa: E702
+            h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
         d0, d1, d2 = _solve(h00, h01, h02, h11, h12, h22, f0, f1, f2)
         x[i, 0] = xi0 + d0
         x[i, 1] = xi1 + d1
@@ -452,14 +485,17 @@ def _solve_colour_material(points, x, y, masses, rest_lengths, edge_offsets, edg
 @njit(cache=True)
 def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_edges, boundary_tets,
                  components, component_count, edge_active, edge_k, volume_active, volume_k, six_rest,
-                 continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w, c_n, c_s,
-                 c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near_list, p_start, h2, eps, steps):
+                 continuum_active, mu_v, lam_v, shape_vectors, bend, gas, gas_g, volume, goal_k, goal,
+                 c_idx, c_w, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_free_w, c_free_share, near_list,
+                 p_start, h2, eps, steps):
     """``steps`` Newton steps on a uniform translation of each body (component) of free points (in
-    place): its inertia, goals, contacts (the near ones, ``near_list``) and the elements tying it
-    to kinematic points. Inertia and goals are linear in the translation T (force f − (Σm/Δt² +
-    Σk)·T), so they are summed over the points once; the contacts and those elements are
-    evaluated again at every step, and the points move once at the end unless those elements
-    need them moved."""
+    place): its inertia, goals, contacts (the near ones, ``near_list``), the gas and the elements
+    tying it to kinematic points. Inertia and goals are linear in the translation T (force
+    f − (Σm/Δt² + Σk)·T), so they are summed over the points once; the contacts and those
+    elements are evaluated again at every step, and the points move once at the end unless those
+    elements need them moved. The gas: ``volume`` [m³] and the volume gradients ``gas_g`` at x;
+    the triple products of the volume are linear in a uniform translation of any of their
+    corners, so a body's T changes the volume by exactly G·T, G its points' Σgᵢ (``pressure``)."""
     if component_count == 0:
         return
     linear = np.zeros((component_count, 4))  # force at T = 0, and the Hessian's diagonal
@@ -473,10 +509,19 @@ def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_e
             linear[c, 1] += -mh * (x[i, 1] - y[i, 1]) + a1
             linear[c, 2] += -mh * (x[i, 2] - y[i, 2]) + a2
             linear[c, 3] += mh + sg
-    move_points = boundary_edges.shape[0] > 0 or boundary_tets.shape[0] > 0
+    move_points = boundary_edges.shape[0] > 0 or boundary_tets.shape[0] > 0 or (
+        bend[0] and bend[7].shape[0] > 0)
     moved = np.zeros((component_count, 3))  # T so far, not yet added to x (unless move_points)
     total = np.empty((component_count, 9))
     shift = np.empty((component_count, 3))
+    body_g = np.zeros((component_count if gas[0] else 0, 3))
+    if gas[0]:
+        for i in range(x.shape[0]):
+            c = components[i]
+            if c >= 0:
+                body_g[c, 0] += gas_g[i, 0]
+                body_g[c, 1] += gas_g[i, 1]
+                body_g[c, 2] += gas_g[i, 2]
     for _ in range(steps):
         for c in range(component_count):
             d = linear[c, 3]
@@ -488,6 +533,15 @@ def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_e
             _add_boundary(x, q, inv, edge_ends, rest_lengths, tets, boundary_edges, boundary_tets, components,
                           edge_active, edge_k, volume_active, volume_k, six_rest, continuum_active, mu_v,
                           lam_v, shape_vectors, total)
+        if bend[0]:
+            _coarse_hinges(total, x, inv, components, bend)
+        if gas[0]:
+            now = volume
+            for c in range(component_count):
+                now += body_g[c, 0] * moved[c, 0] + body_g[c, 1] * moved[c, 1] + body_g[c, 2] * moved[c, 2]
+            g1, g2 = _gas(now, gas[5], gas[6])
+            for c in range(component_count):
+                _add9(total, c, _gas_force(g1, g2, body_g[c, 0], body_g[c, 1], body_g[c, 2]))
         for ci in near_list:
             body = max(components[c_idx[ci, 0]], components[c_idx[ci, 1]], components[c_idx[ci, 2]],
                        components[c_idx[ci, 3]])
@@ -513,6 +567,104 @@ def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_e
             _translate(x, components, shift)
     if not move_points:
         _translate(x, components, moved)
+
+
+@njit(inline="always")
+def _shell_forces(i, x, bend, gas, e1, e2):
+    """Force and Hessian block of point i from its hinges (``bending``) and the gas (``pressure``,
+    E' = e1 and E'' = e2 of the substep)."""
+    f0 = f1 = f2 = h00 = h01 = h02 = h11 = h12 = h22 = 0.0
+    if bend[0]:
+        hinges, offsets, ids, corners, k, rest = bend[1], bend[2], bend[3], bend[4], bend[5], bend[6]
+        for r in range(offsets[i], offsets[i + 1]):
+            hid = ids[r]
+            a, b, c, d = hinges[hid, 0], hinges[hid, 1], hinges[hid, 2], hinges[hid, 3]
+            g = _angle_gradients(x[a, 0], x[a, 1], x[a, 2], x[b, 0], x[b, 1], x[b, 2],
+                                 x[c, 0], x[c, 1], x[c, 2], x[d, 0], x[d, 1], x[d, 2])
+            j = corners[r]
+            if j == 0:
+                g0, g1, g2 = g[1], g[2], g[3]
+            elif j == 1:
+                g0, g1, g2 = g[4], g[5], g[6]
+            elif j == 2:
+                g0, g1, g2 = g[7], g[8], g[9]
+            else:
+                g0, g1, g2 = g[10], g[11], g[12]
+            a0, a1, a2, b00, b01, b02, b11, b12, b22 = _bend_force(
+                _angle_change(g[0], rest[hid]), k[hid], g0, g1, g2)
+            f0 += a0; f1 += a1; f2 += a2  # noqa: E702
+            h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+    if gas[0]:
+        triangles, offsets, ids, corners = gas[1], gas[2], gas[3], gas[4]
+        s0 = s1 = s2 = 0.0
+        for r in range(offsets[i], offsets[i + 1]):
+            t, corner = ids[r], corners[r]
+            b, c = triangles[t, (corner + 1) % 3], triangles[t, (corner + 2) % 3]
+            q0, q1, q2 = _volume_corner(x[b, 0], x[b, 1], x[b, 2], x[c, 0], x[c, 1], x[c, 2])
+            s0 += q0; s1 += q1; s2 += q2  # noqa: E702
+        a0, a1, a2, b00, b01, b02, b11, b12, b22 = _gas_force(e1, e2, s0, s1, s2)
+        f0 += a0; f1 += a1; f2 += a2  # noqa: E702
+        h00 += b00; h01 += b01; h02 += b02; h11 += b11; h12 += b12; h22 += b22  # noqa: E702
+    return f0, f1, f2, h00, h01, h02, h11, h12, h22
+
+
+@njit(cache=True)
+def _volume_gradients(x, gas, g):
+    """The enclosed volume [m³] at x, and every point's volume gradient into g (in place); 0
+    without a gas."""
+    if not gas[0]:
+        return 0.0
+    triangles = gas[1]
+    g[:] = 0.0
+    volume = 0.0
+    for t in range(triangles.shape[0]):
+        a, b, c = triangles[t, 0], triangles[t, 1], triangles[t, 2]
+        q0, q1, q2 = _volume_corner(x[b, 0], x[b, 1], x[b, 2], x[c, 0], x[c, 1], x[c, 2])
+        volume += x[a, 0] * q0 + x[a, 1] * q1 + x[a, 2] * q2
+        g[a, 0] += q0; g[a, 1] += q1; g[a, 2] += q2  # noqa: E702
+        q0, q1, q2 = _volume_corner(x[c, 0], x[c, 1], x[c, 2], x[a, 0], x[a, 1], x[a, 2])
+        g[b, 0] += q0; g[b, 1] += q1; g[b, 2] += q2  # noqa: E702
+        q0, q1, q2 = _volume_corner(x[a, 0], x[a, 1], x[a, 2], x[b, 0], x[b, 1], x[b, 2])
+        g[c, 0] += q0; g[c, 1] += q1; g[c, 2] += q2  # noqa: E702
+    return volume
+
+
+@njit(cache=True)
+def _pressure_step(x, y, inv, g, e1, e2, h2):
+    """The gas's Newton step along dᵢ = wᵢ·gᵢ (``pressure``), in place."""
+    weight = 0.0
+    slope = 0.0
+    for i in range(x.shape[0]):
+        if inv[i] > 0.0:
+            weight += inv[i] * (g[i, 0] * g[i, 0] + g[i, 1] * g[i, 1] + g[i, 2] * g[i, 2])
+            slope += (x[i, 0] - y[i, 0]) * g[i, 0] + (x[i, 1] - y[i, 1]) * g[i, 1] + (x[i, 2] - y[i, 2]) * g[i, 2]
+    s = _gas_step_length(slope, e1, e2, weight, h2)
+    for i in range(x.shape[0]):
+        if inv[i] > 0.0:
+            for k in range(3):
+                x[i, k] += s * inv[i] * g[i, k]
+
+
+@njit(inline="always")
+def _coarse_hinges(total, x, inv, components, bend):
+    """total[body] += the force and Gauss-Newton Hessian of the hinges with kinematic and free
+    corners on a uniform translation of the free ones: along G = Σ of their ∂θ/∂x (in place)."""
+    hinges, k, rest, boundary = bend[1], bend[5], bend[6], bend[7]
+    for hid in boundary:
+        a, b, c, d = hinges[hid, 0], hinges[hid, 1], hinges[hid, 2], hinges[hid, 3]
+        g = _angle_gradients(x[a, 0], x[a, 1], x[a, 2], x[b, 0], x[b, 1], x[b, 2],
+                             x[c, 0], x[c, 1], x[c, 2], x[d, 0], x[d, 1], x[d, 2])
+        s0 = s1 = s2 = 0.0
+        if inv[a] > 0.0:
+            s0 += g[1]; s1 += g[2]; s2 += g[3]  # noqa: E702
+        if inv[b] > 0.0:
+            s0 += g[4]; s1 += g[5]; s2 += g[6]  # noqa: E702
+        if inv[c] > 0.0:
+            s0 += g[7]; s1 += g[8]; s2 += g[9]  # noqa: E702
+        if inv[d] > 0.0:
+            s0 += g[10]; s1 += g[11]; s2 += g[12]  # noqa: E702
+        body = max(components[a], components[b], components[c], components[d])
+        _add9(total, body, _bend_force(_angle_change(g[0], rest[hid]), k[hid], s0, s1, s2))
 
 
 @njit(inline="always")
@@ -757,9 +909,11 @@ def warm_up() -> None:
     goal_k = np.zeros(4)
     empty = np.zeros(0, dtype=np.int32)
     offsets = np.zeros(5, dtype=np.int64)
+    bend = (False, np.zeros((0, 4), dtype=np.int32), offsets, empty, empty, np.zeros(0), np.zeros(0), empty)
+    gas = (False, np.zeros((0, 3), dtype=np.int32), offsets, empty, empty, 0.0, 0.0)
     _solve_colour_material(np.arange(4, dtype=np.int32), x, x.copy(), np.ones(4), np.zeros(0), offsets,
                            empty, empty, offsets, empty, np.zeros((0, 3), dtype=np.int32), False,
-                           np.zeros(0), False, np.zeros(0), np.zeros(0), goal_k,
+                           np.zeros(0), False, np.zeros(0), np.zeros(0), bend, gas, 0.0, 0.0, goal_k,
                            np.zeros(4, dtype=np.bool_), 1.0)
     _threads_help = threading_layer() in ("omp", "tbb")
     locate_points(np.zeros((1, 3)), np.zeros(3), 1.0, np.ones(3, dtype=np.int64), np.array([0, 1]),

@@ -30,27 +30,30 @@ same positions; ``backend.py`` chooses.
 
 from __future__ import annotations
 
+import dataclasses
 from types import ModuleType
 from typing import Sequence
 
 import numpy as np
 
 from .. import colliders as collision
-from . import backend, continuum, contacts, edges, reference, volumes
+from . import backend, bending, continuum, contacts, edges, plasticity, pressure, reference, volumes
 from . import goals as goal_springs
 from .model import Model, State
-from .settings import SimSettings
+from .settings import MODE_CONTINUUM, SimSettings, SurfaceMaterial
 
 
 def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
          goals: tuple[np.ndarray, np.ndarray] | None = None,
          colliders: Sequence[collision.Collider] = (), use_kernel: bool | None = None,
-         compiled: ModuleType | None = None) -> State:
+         compiled: ModuleType | None = None, surface: SurfaceMaterial | None = None,
+         plastic: plasticity.PlasticSettings | None = None) -> State:
     """Advance one frame: ``settings.substeps`` substeps of ``settings.iterations`` sweeps each.
 
     Args:
-        model: the static cage model.
-        state: current positions/velocities/rotations; not modified.
+        model: the static model of a cage, or of a surface body (``surface.model``).
+        state: current positions/velocities/rotations; not modified. Its rest lengths, angles
+            and shapes, where plasticity changed them, replace the model's; they carry over.
         settings: validated ``SimSettings``.
         frame_dt: frame duration [s], > 0.
         goals: (start, end), float64 [particle_count, 3] [m] each: where every control point's
@@ -60,19 +63,29 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
         use_kernel: ``True`` the compiled kernel (loading it first), ``False`` the NumPy
             reference, ``None`` the kernel when ``backend`` has it loaded, else the reference.
         compiled: the kernel module to use (``kernel.warm_up`` passes itself while loading).
+        surface: a surface body's material (its springs, hinges and gas); ``None`` for cages.
+        plastic: plasticity (``plasticity.PlasticSettings``) or ``None``: after the frame, the
+            rest data of the elements strained beyond the yield creep (``plasticity.creep``).
 
     Returns:
-        The new ``State``.
+        The new ``State``; its rest data (plasticity) carry over from ``state`` or are the creep's.
 
     Raises:
         backend.BackendUnavailable: ``use_kernel=True`` without a compiled kernel.
+        ValueError: a surface body's model without its ``surface`` material.
     """
     sim_dt = frame_dt / settings.substeps
     if compiled is None:
         if use_kernel is None:
             use_kernel = backend.kernel_ready()
         compiled = backend.kernel() if use_kernel else None
-    plans = (*_material_plans(model, settings, sim_dt), goal_springs.plan(model, settings, sim_dt, goals),
+    original = model
+    rest = {name: value for name in ("rest_lengths", "inverse_rest_shapes", "rest_angles")
+            if (value := getattr(state, name)) is not None}
+    if rest:  # plasticity moved them: the frame uses the state's
+        model = dataclasses.replace(model, **rest)
+    plans = (*_material_plans(model, settings, sim_dt, surface),
+             goal_springs.plan(model, settings, sim_dt, goals),
              contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled))
     if compiled is not None:
         new = compiled.advance(model, state, settings, frame_dt, *plans)
@@ -82,8 +95,12 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     # shown positions: fed back, the once-a-frame correction made the resting shape depend on the
     # frame rate (measured: 13 % on the bunny) and biased a landing ball's turn.
     shown = contacts.project_out(new.positions, model.inverse_masses, plans[-1], compiled=compiled)
-    new.shown_positions = None if shown is new.positions else shown
-    return new
+    result = state.moved(new.positions, new.velocities, new.rotations,
+                         None if shown is new.positions else shown)
+    if plastic is not None:
+        result = plasticity.creep(original, result, plastic, frame_dt,
+                                  continuum=settings.mode == MODE_CONTINUUM)
+    return result
 
 
 # The material plans of the last few (model, settings, step) asked for: they depend on nothing
@@ -92,14 +109,16 @@ _PLAN_CACHE_SIZE = 4
 _plan_cache: dict[tuple, tuple] = {}
 
 
-def _material_plans(model: Model, settings: SimSettings, sim_dt: float) -> tuple:
-    """(edge, volume, continuum) plans of ``model`` for ``settings`` and the step ``sim_dt``."""
-    key = (id(model), settings, sim_dt)
+def _material_plans(model: Model, settings: SimSettings, sim_dt: float,
+                    surface: SurfaceMaterial | None) -> tuple:
+    """(edge, volume, continuum, bending, pressure) plans of ``model`` for ``settings``, the
+    ``surface`` material and the step ``sim_dt``."""
+    key = (id(model), settings, sim_dt, surface)
     cached = _plan_cache.get(key)
     if cached is not None and cached[0] is model:  # the same object, not a new one at a reused id
         return cached[1]
-    plans = (edges.plan(model, settings, sim_dt), volumes.plan(model, settings),
-             continuum.plan(model, settings))
+    plans = (edges.plan(model, settings, sim_dt, surface), volumes.plan(model, settings),
+             continuum.plan(model, settings), bending.plan(model, surface), pressure.plan(model, surface))
     if len(_plan_cache) >= _PLAN_CACHE_SIZE:
         _plan_cache.pop(next(iter(_plan_cache)))
     _plan_cache[key] = (model, plans)

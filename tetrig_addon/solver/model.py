@@ -9,6 +9,7 @@ and, for every point, the edges and tets around it.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -24,6 +25,10 @@ GOAL_EXACT = 1.0 - 1e-6
 # For corner j of a tet (p0, p1, p2, p3), the opposite face (a, b, c) ordered so that
 # ∂(6V)/∂p_j = (p_b − p_a) × (p_c − p_a) and 6V = that · (p_j − p_a): 6V is linear in each corner.
 TET_FACES = np.array([[1, 3, 2], [0, 2, 3], [0, 3, 1], [0, 1, 2]], dtype=np.int64)
+
+# The kinds of a surface body's springs (``Model.edge_kinds``).
+EDGE_STRUCTURAL = 1
+EDGE_SHEAR = 2
 
 # Smallest positive float: a denominator floor that never changes a non-zero one.
 TINY = float(np.finfo(np.float64).tiny)
@@ -51,6 +56,12 @@ class Topology:
             joined by tets through free points only (two legs held only by a pinned hip are two
             bodies); −1 for kinematic points.
         component_count: how many there are.
+        hinge_offsets, hinge_ids, hinge_corners: point i's hinges (surface bodies) are rows
+            hinge_offsets[i]:[i+1] (int64 [particle_count + 1]) of ``hinge_ids`` (int32) and
+            ``hinge_corners`` (int32, 0-3: which corner of the hinge the point is); empty for cages.
+        boundary_hinges: int32 [k], hinges with kinematic and free corners.
+        triangle_offsets, triangle_ids, triangle_corners: point i's triangles of the enclosed
+            volume, the same way (corner 0-2); empty for cages.
     """
 
     color_points: np.ndarray
@@ -66,6 +77,13 @@ class Topology:
     boundary_tets: np.ndarray
     components: np.ndarray
     component_count: int
+    hinge_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    hinge_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    hinge_corners: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    boundary_hinges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    triangle_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    triangle_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    triangle_corners: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
 
     @property
     def color_count(self) -> int:
@@ -93,6 +111,16 @@ class Model:
         contact_weights: float64 [contact_count, 4], their barycentric weights.
         goal_weights: float64 [particle_count] in [0, 1): goal spring weight of each free point.
         topology: ``Topology``.
+
+    A surface body (``surface.model``) has no tets; its edges are springs of two kinds, and it has
+    hinges and, when closed, the triangles of its enclosed volume:
+        edge_kinds: int8 [edge_count], ``EDGE_STRUCTURAL`` or ``EDGE_SHEAR`` (empty for cages).
+        edge_areas: float64 [edge_count] [m²], the area a spring stands for (k = modulus·A/l₀²).
+        hinges: int32 [hinge_count, 4], (a, b, c, d): triangles (a, b, c) and (b, a, d) (``bending``).
+        rest_angles: float64 [hinge_count] [rad], their dihedral angles at rest.
+        hinge_weights: float64 [hinge_count], |ē|²/(Ā₁ + Ā₂) (k = bending·weight).
+        triangles: int32 [triangle_count, 3], outward, of the enclosed volume (empty when open).
+        rest_enclosed_volume: V₀ [m³] (0 when open).
     """
 
     rest_positions: np.ndarray
@@ -108,6 +136,13 @@ class Model:
     contact_weights: np.ndarray
     goal_weights: np.ndarray
     topology: Topology
+    edge_kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    edge_areas: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    hinges: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), dtype=np.int32))
+    rest_angles: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    hinge_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int32))
+    rest_enclosed_volume: float = 0.0
 
     @property
     def particle_count(self) -> int:
@@ -140,16 +175,41 @@ class State:
         shown_positions: float64 [particle_count, 3] [m] or None: what the frame shows, the
             positions with penetrating contact points moved onto their surfaces; the next step
             starts from ``positions`` (the dynamics are the penalty contact's).
+        rest_lengths: float64 [edge_count] [m] or ``None``: the edges' rest lengths where
+            plasticity changed them (``solver.plasticity``), else the model's.
+        inverse_rest_shapes: float64 [tet_count, 3, 3] [1/m] or ``None``: the continuum tets'
+            D_m⁻¹ where plasticity changed them, else the model's.
+        rest_angles: float64 [hinge_count] [rad] or ``None``: a surface body's hinges' rest angles
+            where plasticity changed them, else the model's.
+
+    The rest data are part of the frame's state (a dent made at frame 10 is still there at frame
+    11, whether 11 was played or jumped to); ``solver.step`` reads them in place of the model's.
     """
 
     positions: np.ndarray
     velocities: np.ndarray
     rotations: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     shown_positions: np.ndarray | None = None
+    rest_lengths: np.ndarray | None = None
+    inverse_rest_shapes: np.ndarray | None = None
+    rest_angles: np.ndarray | None = None
 
     def copy(self) -> "State":
-        return State(self.positions.copy(), self.velocities.copy(), self.rotations.copy(),
-                     None if self.shown_positions is None else self.shown_positions.copy())
+        """A deep copy (the fields of a subclass included)."""
+        out = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, np.ndarray):
+                setattr(out, name, value.copy())
+        return out
+
+    def moved(self, positions: np.ndarray, velocities: np.ndarray, rotations: np.ndarray,
+              shown_positions: np.ndarray | None = None) -> "State":
+        """This state with a step's new positions, velocities, rotations and shown positions: the
+        rest data and the fields of a subclass carry over (shared: never written in place)."""
+        out = copy.copy(self)
+        out.positions, out.velocities, out.rotations = positions, velocities, rotations
+        out.shown_positions = shown_positions
+        return out
 
     def shown(self) -> np.ndarray:
         """The positions to show: ``shown_positions`` when the step set them (the contacts'
@@ -297,7 +357,7 @@ def _edge_volumes(edges: np.ndarray, tets: np.ndarray, volumes: np.ndarray,
     return np.bincount(slot, weights=np.repeat(np.abs(volumes) / 6.0, 6), minlength=edges.shape[0])
 
 
-def _csr(points: np.ndarray, particle_count: int) -> tuple[np.ndarray, np.ndarray]:
+def csr_rows(points: np.ndarray, particle_count: int) -> tuple[np.ndarray, np.ndarray]:
     """(offsets int64 [particle_count + 1], order [len(points)]): the rows of ``points`` grouped
     by point, in their original order within a point."""
     order = np.argsort(points, kind="stable")
@@ -320,7 +380,7 @@ def color_points(edges: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.nd
     """
     n = free.shape[0]
     both = np.concatenate([edges, edges[:, ::-1]]).astype(np.int64)
-    offsets, order = _csr(both[:, 0], n)
+    offsets, order = csr_rows(both[:, 0], n)
     neighbours = both[order, 1]
     colors = np.full(n, -1, dtype=np.int64)
     for i in np.flatnonzero(free).tolist():
@@ -336,21 +396,24 @@ def color_points(edges: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def build_topology(particle_count: int, edges: np.ndarray, tets: np.ndarray,
-                   free: np.ndarray) -> Topology:
-    """The colouring and the point → element incidences of a cage (see ``Topology``)."""
+                   free: np.ndarray, coupled: np.ndarray | None = None) -> Topology:
+    """The colouring and the point → element incidences of a cage (see ``Topology``); ``coupled``
+    (int [k, 2]) are more pairs of points that share an element without an edge (a surface body's
+    hinge wings): they get different colours and belong to one body."""
     n = particle_count
     ends = edges.reshape(-1).astype(np.int64)
-    edge_offsets, order = _csr(ends, n)
+    edge_offsets, order = csr_rows(ends, n)
     edge_rows = order // 2
     other = edges[edge_rows, 1 - order % 2]
     corners = tets.reshape(-1).astype(np.int64)
-    tet_offsets, torder = _csr(corners, n)
+    tet_offsets, torder = csr_rows(corners, n)
     tet_rows, corner = torder // 4, torder % 4
     faces = tets[tet_rows[:, None], TET_FACES[corner]]
     kin_edges = (~free)[edges].sum(1)
     kin_tets = (~free)[tets].sum(1)
-    points, offsets = color_points(edges, free)
-    labels, count = free_components(edges, free)
+    pairs = edges if coupled is None else np.concatenate([edges, np.asarray(coupled, dtype=edges.dtype)])
+    points, offsets = color_points(pairs, free)
+    labels, count = free_components(pairs, free)
     return Topology(color_points=points, color_offsets=offsets,
                     edge_offsets=edge_offsets, edge_ids=edge_rows.astype(np.int32),
                     edge_others=other.astype(np.int32),

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import continuum, contacts, edges, goals, volumes
+from . import bending, continuum, contacts, edges, goals, pressure, volumes
+from .bending import BendingPlan
 from .contacts import ContactPlan
 from .continuum import ContinuumPlan
 from .edges import EdgePlan
 from .goals import GoalPlan
 from .linear3 import solve_symmetric
 from .model import Model, State
+from .pressure import PressurePlan
 from .settings import SimSettings
 from .volumes import VolumePlan
 
@@ -27,8 +29,8 @@ CONTACT_NEWTON_STEPS = 3
 
 
 def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, edge_plan: EdgePlan,
-            volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
-            contact_plan: ContactPlan) -> State:
+            volume_plan: VolumePlan, continuum_plan: ContinuumPlan, bending_plan: BendingPlan,
+            pressure_plan: PressurePlan, goal_plan: GoalPlan, contact_plan: ContactPlan) -> State:
     """One frame of ``settings.substeps`` substeps from ``state`` (not modified); see ``loop.step``."""
     x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
     substeps = settings.substeps
@@ -41,6 +43,7 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     eps = contacts.FRICTION_SLIP_SPEED * h
     g_length = float(np.sqrt(gravity @ gravity))
     topo = model.topology
+    plans = (edge_plan, volume_plan, continuum_plan, bending_plan, pressure_plan, goal_plan, contact_plan)
     for s in range(substeps):
         goal = goal_plan.start + (goal_plan.end - goal_plan.start) * ((s + 1) / substeps)
         # pre-solve: damping, goal damping, speed limit; the inertial target y and the start x
@@ -64,20 +67,20 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
         point_near = np.zeros(model.particle_count, dtype=bool)
         point_near[plan.indices[near].ravel()] = True
         for _ in range(CONTACT_NEWTON_STEPS if near.any() else 1):
-            _coarse_step(model, x, y, q, free, h2, goal, p_start, near, eps, edge_plan, volume_plan,
-                         continuum_plan, goal_plan, contact_plan)
+            _coarse_step(model, x, y, q, free, h2, goal, p_start, near, eps, *plans)
+        if pressure_plan.active:
+            _pressure_step(model, x, y, free, h2, pressure_plan)
+        gas = _gas(model, x, pressure_plan)[:2]  # E' and E'' for the sweeps (``pressure``)
         for sweep in range(settings.iterations):
             colours = range(topo.color_count) if sweep % 2 == 0 else range(topo.color_count - 1, -1, -1)
             for c in colours:
                 points = topo.color_points[topo.color_offsets[c]:topo.color_offsets[c + 1]].astype(np.int64)
-                switched = _local_solve(model, x, y, q, points, h2, goal, p_start, near, eps,
-                                        edge_plan, volume_plan, continuum_plan, goal_plan, contact_plan)
+                switched = _local_solve(model, x, y, q, points, h2, goal, p_start, near, eps, gas, *plans)
                 again = points[switched & point_near[points]]
                 for _ in range(CONTACT_NEWTON_STEPS - 1):
                     if again.shape[0] == 0:
                         break
-                    switched = _local_solve(model, x, y, q, again, h2, goal, p_start, near, eps,
-                                            edge_plan, volume_plan, continuum_plan, goal_plan, contact_plan)
+                    switched = _local_solve(model, x, y, q, again, h2, goal, p_start, near, eps, gas, *plans)
                     again = again[switched]
         v[free] = (x[free] - x_prev[free]) / h
         v[~free] = goal_velocity[~free]
@@ -127,8 +130,8 @@ def _continuum_state(model: Model, x: np.ndarray, q: np.ndarray, tids: np.ndarra
 
 def _local_solve(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, points: np.ndarray,
                  h2: float, goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float,
-                 edge_plan: EdgePlan,
-                 volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
+                 gas: tuple, edge_plan: EdgePlan, volume_plan: VolumePlan, continuum_plan: ContinuumPlan,
+                 bending_plan: BendingPlan, pressure_plan: PressurePlan, goal_plan: GoalPlan,
                  contact_plan: ContactPlan) -> np.ndarray:
     """One Newton step of every point of ``points`` (which share no element) on its local
     incremental potential; moves them in place. Returns bool [len(points)]: whether the step moved
@@ -163,6 +166,23 @@ def _local_solve(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, poin
                                           continuum_plan.lambda_volumes[ids],
                                           vec[:, 0], vec[:, 1], vec[:, 2])
         _accumulate(total, part, slots, count)
+    if bending_plan.active:
+        rows, slots = _rows(topo.hinge_offsets, points)
+        ids = topo.hinge_ids[rows]
+        delta, grads = _hinge_gradients(model, x, ids, bending_plan)
+        g = grads[np.arange(rows.shape[0]), topo.hinge_corners[rows]]
+        _accumulate(total, bending.force(delta, bending_plan.stiffness[ids], g[:, 0], g[:, 1], g[:, 2]),
+                    slots, count)
+    if pressure_plan.active:
+        rows, slots = _rows(topo.triangle_offsets, points)
+        tri = model.triangles[topo.triangle_ids[rows]]
+        corner = topo.triangle_corners[rows]
+        b, c = x[tri[np.arange(rows.shape[0]), (corner + 1) % 3]], x[tri[np.arange(rows.shape[0]), (corner + 2) % 3]]
+        g = [np.bincount(slots, weights=part, minlength=count) for part in pressure.corner_gradient(
+            b[:, 0], b[:, 1], b[:, 2], c[:, 0], c[:, 1], c[:, 2])]
+        part = pressure.force(gas[0], gas[1], *g)
+        for k in range(9):
+            total[k] = total[k] + part[k]
     stiffness = goal_plan.stiffness[points]
     d = xp - goal[points]
     f0, f1, f2, s = goals.force(d[:, 0], d[:, 1], d[:, 2], stiffness)
@@ -212,7 +232,8 @@ def _contact_force(x: np.ndarray, plan: ContactPlan, p_start: np.ndarray, eps: f
 def _coarse_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free: np.ndarray,
                  h2: float, goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float,
                  edge_plan: EdgePlan, volume_plan: VolumePlan, continuum_plan: ContinuumPlan,
-                 goal_plan: GoalPlan, contact_plan: ContactPlan) -> None:
+                 bending_plan: BendingPlan, pressure_plan: PressurePlan, goal_plan: GoalPlan,
+                 contact_plan: ContactPlan) -> None:
     """One Newton step on a uniform translation of each body (component) of free points (see
     ``loop.py``)."""
     topo = model.topology
@@ -250,6 +271,18 @@ def _coarse_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free
             parts.append((owner, continuum.corner_force(p, cof, continuum_plan.mu_volumes[ids],
                                                         continuum_plan.lambda_volumes[ids],
                                                         vec[:, 0], vec[:, 1], vec[:, 2])))
+    if bending_plan.active and topo.boundary_hinges.shape[0]:
+        ids = topo.boundary_hinges
+        corners = model.hinges[ids]
+        delta, grads = _hinge_gradients(model, x, ids, bending_plan)
+        g = np.einsum("hk,hkc->hc", free[corners].astype(np.float64), grads)
+        parts.append((body[corners].max(1), bending.force(delta, bending_plan.stiffness[ids],
+                                                          g[:, 0], g[:, 1], g[:, 2])))
+    if pressure_plan.active:  # a body's translation T changes the volume by G·T (G = Σ of its gᵢ)
+        gas = _gas(model, x, pressure_plan)
+        count = topo.component_count
+        g = [np.bincount(body[free], weights=gas[2][free, k], minlength=count) for k in range(3)]
+        parts.append((np.arange(count), pressure.force(gas[0], gas[1], *g)))
     ids = np.flatnonzero(near)
     if ids.shape[0]:
         owner = body[contact_plan.indices[ids]].max(1)
@@ -264,3 +297,30 @@ def _coarse_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free
             total[k] += np.bincount(owner, weights=np.broadcast_to(part[k], owner.shape), minlength=count)
     shift = np.stack(solve_symmetric(*total[3:], *total[:3]), axis=1)
     x[free] += shift[body[free]]
+
+
+def _hinge_gradients(model: Model, x: np.ndarray, ids: np.ndarray,
+                     plan: BendingPlan) -> tuple[np.ndarray, np.ndarray]:
+    """(θ − θ₀ [rows], ∂θ/∂x of the four corners [rows, 4, 3]) of the hinges ``ids``."""
+    p = x[model.hinges[ids]]
+    values = bending.angle_gradients(*(p[:, j, a] for j in range(4) for a in range(3)))
+    grads = np.stack(values[1:], axis=1).reshape(-1, 4, 3)
+    return bending.angle_change(values[0], model.rest_angles[ids]), grads
+
+
+def _gas(model: Model, x: np.ndarray, plan: PressurePlan) -> tuple:
+    """(E', E'', volume gradients [particle_count, 3]) of the gas at ``x``; zeros when inactive."""
+    if not plan.active:
+        return 0.0, 0.0, None
+    e1, e2 = pressure.gas(pressure.enclosed_volume(x, model.triangles), plan.pressure, plan.rest_volume)
+    return float(e1), float(e2), pressure.volume_gradients(x, model.triangles)
+
+
+def _pressure_step(model: Model, x: np.ndarray, y: np.ndarray, free: np.ndarray, h2: float,
+                   plan: PressurePlan) -> None:
+    """The gas's Newton step along dᵢ = wᵢ·gᵢ (``pressure``), in place."""
+    e1, e2, g = _gas(model, x, plan)
+    w = model.inverse_masses
+    weight = float(np.einsum("i,ij,ij->", w, g, g))
+    slope = float(np.einsum("ij,ij->", (x - y)[free], g[free]))
+    x += pressure.step_length(slope, e1, e2, weight, h2) * w[:, None] * g

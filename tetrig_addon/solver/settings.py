@@ -141,3 +141,43 @@ def spring_moduli(settings: SimSettings) -> tuple[float, float]:
     mu = 3.0 * k * e / (9.0 * k - e)
     lam = k - 2.0 * mu / 3.0
     return SPRING_NETWORK_LAME_SHARE * mu, max(lam - mu, MIN_VOLUME_SHARE * k)
+
+
+@dataclass(frozen=True)
+class SurfaceMaterial:
+    """The material of a Surface body (the mesh's own vertices are the particles), in physical
+    units, independent of the mesh resolution (Provot 1995's structural + shear + bending network).
+    A spring's stiffness is k = modulus·A/l₀² [N/m] with A the area it stands for
+    (``surface.mesh``); its compliance, in XPBD's terms, is α = 1/k [m/N].
+
+    Attributes:
+        stretch: [N/m], the structural springs on the edges: a square grid of them alone, pulled
+            along its edges, carries ``stretch`` × strain newtons per metre of width (a 2D Young's
+            modulus, E·thickness of a sheet). Each edge: k = stretch·A_e/l₀², A_e = Σ 2·A_face/sides.
+        shear: [N/m], the shear springs across the faces' diagonals: a square grid's shear modulus
+            (a shear strain γ stores ½·shear·γ² per m²). They stiffen stretching too: a square
+            grid pulled along its edges has the modulus E = S(S + 2G)/(S + G) (S ``stretch``,
+            G ``shear``). Each diagonal: k = shear·A_d/l₀², A_d = 4·A_face/diagonals.
+        bending: [N·m], the dihedral bending stiffness (a plate's flexural rigidity
+            D = E·t³/12(1−ν²)): a sheet bent to a curvature κ stores ½·bending·κ² per m²
+            (``bending``).
+        pressure: [Pa], the ideal gas inside a closed surface at its rest volume, p·V = const
+            (``pressure``); 0 turns it off. The same pressure is outside, so the rest shape is at
+            rest; squeezed by ΔV the gas pushes back as a bulk modulus of ``pressure`` would (air at
+            1 atm, 101325 Pa, held a dropped 0.5 m jelly sphere within 1 % of its volume; lower
+            values give a softer body).
+
+    Raises (``validated``):
+        TetRigInputError: a value out of range, with a message for the user.
+    """
+
+    stretch: float = 1e4
+    shear: float = 1e3
+    bending: float = 1e-3
+    pressure: float = 0.0
+
+    def validated(self) -> "SurfaceMaterial":
+        """Return self after checking ranges; raises TetRigInputError with a user-facing message."""
+        if not (self.stretch > 0.0 and self.shear >= 0.0 and self.bending >= 0.0 and self.pressure >= 0.0):
+            raise TetRigInputError("Stretch must be positive; shear, bending and pressure zero or positive.")
+        return self

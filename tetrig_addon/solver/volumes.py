@@ -36,7 +36,7 @@ class VolumePlan:
 
 def plan(model: Model, settings: SimSettings) -> VolumePlan:
     """The volume energies for the settings (none for the continuum model, which has its own)."""
-    active = settings.use_volume and settings.mode != MODE_CONTINUUM
+    active = settings.use_volume and settings.mode != MODE_CONTINUUM and model.tet_count > 0
     modulus = spring_moduli(settings)[1] if active else 0.0
     return VolumePlan(active, modulus / (36.0 * model.rest_volumes), 6.0 * model.rest_volumes)
 
