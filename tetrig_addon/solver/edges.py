@@ -52,8 +52,8 @@ def plan(model: Model, settings: SimSettings, sim_dt: float,
     if model.edge_kinds.shape[0]:
         if surface is None:
             raise ValueError("a surface body's springs need its SurfaceMaterial")
-        modulus = np.where(model.edge_kinds == EDGE_STRUCTURAL, surface.stretch, surface.shear)
-        return EdgePlan(True, modulus * model.edge_areas / model.rest_lengths**2)
+        moduli = np.where(model.edge_kinds == EDGE_STRUCTURAL, surface.stretch, surface.shear)
+        return EdgePlan(True, moduli * model.edge_areas / model.rest_lengths**2)
     if settings.mode == MODE_SPRINGS:
         modulus = spring_moduli(settings)[0]
         return EdgePlan(True, modulus * model.edge_volumes / model.rest_lengths**2)
