@@ -11,6 +11,8 @@
 #   make demo MESH=path/to/mesh
 #   make real-blender-check  renders, UI and install checks in the real Blender 4.3 (../shared/tools)
 #   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
+#   make bench-surface  benchmarks/surface.py (QUICK=1): Surface bodies at 10k and 100k vertices vs
+#                    Blender's Soft Body on the same sphere -> benchmarks/surface.md (about 5 min)
 #   make clean       build output and caches (make distclean: also venvs and wheels)
 #
 # Interpreters: PYTHON311 and PYTHON313 (e.g. make test PYTHON313=/opt/py313/bin/python3).
@@ -40,7 +42,8 @@ PLATFORMS ?=
 PYTHONS ?=
 MESH ?=
 
-.PHONY: venv venv313 test test311 test313 typecheck build demo bench real-blender-check clean distclean
+.PHONY: venv venv313 test test311 test313 typecheck build demo bench bench-surface real-blender-check clean \
+	distclean
 
 venv: $(VENV)/.stamp
 venv313: $(VENV313)/.stamp
@@ -105,6 +108,9 @@ real-blender-check: venv
 bench: venv
 	$(VENV)/bin/python -m pip install -q -r benchmarks/requirements.txt
 	$(VENV)/bin/python benchmarks/run.py $(if $(QUICK),--quick) $(if $(REV),--rev $(REV))
+
+bench-surface: venv
+	$(VENV)/bin/python benchmarks/surface.py $(if $(QUICK),--quick)
 
 clean:
 	rm -rf dist .pytest_cache .mypy_cache
