@@ -21,7 +21,8 @@ from ..tetrig_addon.binding import blend, blend_matrix, control_point_goal_weigh
 from ..tetrig_addon.timeline import FrameCache
 from . import (bake_store, binding_store, cage_object, compiled_solver, mesh_io, points_object, quality_pass,
                scene_inputs, stack)
-from .properties import object_settings, ROLE_SOURCE
+from ..tetrig_addon.solver.plasticity import PlasticSettings
+from .properties import is_surface, object_settings, plastic_settings, ROLE_SOURCE
 
 # A vertex is pinned when its weight in the pin group is at least this.
 PIN_THRESHOLD = 0.5
@@ -72,7 +73,10 @@ def forget_input_changes(obj: bpy.types.Object) -> None:
 
 def free(obj: bpy.types.Object | None = None) -> None:
     """Forget cached models and frames of one object, or of all objects."""
+    from . import surface_sim
+
     scene_inputs.free(obj)
+    surface_sim.free(obj)
     if obj is None:  # a new file or an undo: session ids may name other objects now
         _prepared.clear()
         _caches.clear()
@@ -81,6 +85,18 @@ def free(obj: bpy.types.Object | None = None) -> None:
     else:
         for table in (_prepared, _caches, _warned):
             table.pop(obj.session_uid, None)
+
+
+def warn(obj: bpy.types.Object, message: str) -> None:
+    """Record a warning about ``obj`` for the panel (``status``), printed once."""
+    if _warned.get(obj.session_uid) != message:
+        _warned[obj.session_uid] = message
+        print("TetRig:", message)
+
+
+def note_inputs_changed(obj: bpy.types.Object) -> None:
+    """Playback showed a baked frame whose scene inputs differ from the baked ones."""
+    _inputs_changed.add(obj.session_uid)
 
 
 def status(obj: bpy.types.Object) -> str:
@@ -199,6 +215,8 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     cached = _prepared.get(obj.session_uid)
     if cached is not None and cached.key == key:
         return cached
+    if is_surface(obj):  # the cage-only paths (exports of control points) have nothing to read
+        raise StaleBindingError(f"{obj.name} is a Surface body: it has no cage or control points.")
     cage = object_settings(obj).cage
     if cage is None or cage.type != "MESH":
         raise StaleBindingError(f"{obj.name}: its cage object is gone; press Build Cage again.")
@@ -329,11 +347,12 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     if prepared is None:
         prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
+    plastic = cage_plasticity(obj, prepared)
     dt = frame_dt(scene)
     compiled_solver.wait_for_kernel()
     # reading the current frame's inputs first lets an edit since the last visit drop the cache
     frame_inputs(obj, scene, scene.frame_current, depsgraph, prepared)
-    key = (prepared.key, settings, dt, scene.frame_start, scene_inputs.version(obj))
+    key = (prepared.key, settings, plastic, dt, scene.frame_start, scene_inputs.version(obj))
     cache = _caches.get(obj.session_uid)
     if cache is None or cache.key != key:
         start = solver.rest_state(prepared.model)
@@ -353,7 +372,8 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
         elif prepared.follows:
             begin = frame_inputs(obj, scene, f, depsgraph, prepared)
             goals = (goal_positions(prepared, begin.world), goal_positions(prepared, end.world))
-        return solver.step(model, state, settings, dt, goals=goals, colliders=end.colliders)
+        # the crept rest data (plasticity) ride on the state from frame to frame (State.moved)
+        return solver.step(model, state, settings, dt, goals=goals, colliders=end.colliders, plastic=plastic)
 
     state = cache.state_at(frame, advance)
     if cache.first_bad_frame is not None and obj.session_uid not in _warned:
@@ -362,6 +382,13 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
             "frozen there; raise Steps per Second or lower the stiffness.")
         print("TetRig:", _warned[obj.session_uid])
     return state.shown()
+
+
+def cage_plasticity(obj: bpy.types.Object, prepared: Prepared) -> PlasticSettings | None:
+    """The cage's plasticity (``properties.plastic_settings``), or ``None`` when it is off or the
+    mesh is posed: a posed cage's rest shape is the pose of each frame (``solver.with_rest``),
+    which crept rest data would replace."""
+    return None if prepared.follow is not None else plastic_settings(obj)
 
 
 def posed_world(prepared: Prepared, inputs: scene_inputs.FrameInputs) -> np.ndarray:
@@ -451,11 +478,16 @@ def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
     Args:
         world: float64 [4, 4], the object's world matrix (see ``rest_world_matrix``).
     """
+    if is_surface(obj):
+        from . import surface_sim
+        return surface_sim.motion_key(obj, scene, world)
     s = object_settings(obj)
+    plastic = None if stack.posed(obj) else plastic_settings(obj)
+    # plasticity only when on: the bakes made before it existed stay current
     return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
             scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
             binding_store.rest_fingerprint(obj), stack.posed(obj), stack.input_animated(obj),
-            sim_settings(obj, scene), frame_dt(scene), scene.frame_start)
+            sim_settings(obj, scene), frame_dt(scene), scene.frame_start) + ((plastic,) if plastic else ())
 
 
 def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
@@ -514,7 +546,11 @@ def update_scene(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None
         if in_edit_mode(obj):
             continue
         try:
-            update_object(obj, scene, frame, depsgraph)
+            if is_surface(obj):
+                from . import surface_sim
+                surface_sim.update_object(obj, scene, frame, depsgraph)
+            else:
+                update_object(obj, scene, frame, depsgraph)
         except (StaleBindingError, scene_inputs.InputsUnavailable, ValueError) as exc:
             _prepared.pop(obj.session_uid, None)
             show_rest(obj)
@@ -535,6 +571,10 @@ def show_rest(obj: bpy.types.Object) -> None:
     shape, posed) rather than a stale frame. Leaves a mesh in Edit Mode alone."""
     s = object_settings(obj)
     if in_edit_mode(obj):
+        return
+    if is_surface(obj):
+        from . import surface_sim
+        surface_sim.show_rest(obj)
         return
     for holder in {mesh_io.mesh_of(obj), binding_store.holder(obj)}:
         offset = holder.attributes.get(binding_store.OFFSET_ATTRIBUTE)
