@@ -146,3 +146,121 @@ def test_pressure_keeps_a_dropped_sphere_s_volume(scene):
     assert lowest < 0.01  # it reached the ground
     assert np.abs(np.array(kept) - 1.0).max() < 0.05
     assert min(lost) < 0.7
+
+
+def _crept(rest_lengths, original) -> float:
+    """The largest relative change of a state's rest lengths from the model's (0 when none)."""
+    if rest_lengths is None:
+        return 0.0
+    return float(np.abs(rest_lengths / original - 1.0).max())
+
+
+def test_plasticity_dents_a_cage_for_good(scene):
+    """Acceptance (cage): a ball dropped on the ground with plasticity (yield 0.5 %, rate 50/s)
+    keeps a permanent strain: its frame states carry crept rest lengths (more than 1 % off the
+    cage's) after landing, still there 20 frames later, the same reached by a jump; without
+    plasticity the rest lengths are the cage's."""
+    import bpy
+    from blender_helpers import ball
+    from tetrig.runtime import simulation
+
+    obj = ball(bpy)
+    obj.tetrig.youngs_modulus = 2e4
+    scene.frame_set(30)
+    assert simulation._caches[obj.session_uid]._states[30].rest_lengths is None
+    s = obj.tetrig
+    s.use_plasticity, s.plastic_yield, s.plastic_rate = True, 0.005, 50.0
+    _play(bpy, obj, range(1, 51))
+    original = simulation._prepared[obj.session_uid].model.rest_lengths
+    states = simulation._caches[obj.session_uid]._states
+    assert _crept(states[30].rest_lengths, original) > 0.01
+    assert _crept(states[50].rest_lengths, original) > 0.01
+    played = evaluated_positions(obj)
+    simulation.free(obj)
+    scene.frame_set(1)
+    scene.frame_set(50)
+    assert np.array_equal(evaluated_positions(obj), played)
+    assert np.array_equal(simulation._caches[obj.session_uid]._states[50].rest_lengths, states[50].rest_lengths)
+
+
+def test_plasticity_stretches_a_hanging_surface_for_good(scene):
+    """Acceptance (surface): the pinned grid of the hanging test (strain about 10 % at the top) with
+    plasticity (yield 1 %, rate 20/s): its edges' rest lengths creep (their mean more than 1 %
+    longer at frame 48, and longer at frame 96), and it hangs lower than the elastic grid."""
+    import bpy
+    from tetrig.runtime import surface_sim
+
+    bodies = []
+    for plastic in (False, True):
+        obj = grid(bpy, name=f"Sheet{plastic}")
+        obj.location.x = 2.0 * plastic
+        rest = world(obj, rest_positions(obj))
+        obj.vertex_groups.new(name="Pin").add(np.flatnonzero(np.isclose(rest[:, 2], 2.0)).tolist(), 1.0, "REPLACE")
+        s = obj.tetrig
+        s.pin_group, s.stretch, s.shear, s.bending, s.damping = "Pin", 100.0, 0.0, 0.0, 5.0
+        s.use_plasticity, s.plastic_yield, s.plastic_rate = plastic, 0.01, 20.0
+        assert bpy.ops.tetrig.setup_surface() == {"FINISHED"}
+        bodies.append((obj, rest))
+    _play(bpy, bodies[1][0], range(1, 97))
+    obj = bodies[1][0]
+    original = surface_sim._prepared[obj.session_uid].body.model_for(np.zeros(0, dtype=bool)).model.rest_lengths
+    states = surface_sim._caches[obj.session_uid]._states
+    edges = original < 0.11  # the structural springs (0.1 m); the diagonals have no stiffness here
+    crept = [float(np.mean(states[f].rest_lengths[edges] / original[edges] - 1.0)) for f in (48, 96)]
+    print(f"\nmean creep of the edges: {crept[0]:.4f} at frame 48, {crept[1]:.4f} at frame 96")
+    assert 0.01 < crept[0] < crept[1]
+    low = [world(o, evaluated_positions(o))[np.isclose(r[:, 2], 1.0), 2].mean() for o, r in bodies]
+    assert low[1] < low[0] - 0.01
+
+
+def test_jumping_shows_what_playing_shows(scene):
+    """Acceptance: the jelly with pressure, played frame by frame to 30 or jumped to 30 from the
+    start with every cached frame dropped: the same positions, bit for bit."""
+    import bpy
+    from tetrig.runtime import simulation
+
+    obj = jelly(bpy, 1e5)
+    played = _play(bpy, obj, range(1, 31))[-1]
+    simulation.free(obj)
+    scene.frame_set(1)
+    scene.frame_set(30)
+    assert np.array_equal(evaluated_positions(obj), played)
+    assert np.abs(played - rest_positions(obj)).max() > 0.3  # it fell
+
+
+def test_bake_plays_as_live_and_survives_save_and_reload(scene, tmp_path):
+    """Acceptance: the jelly baked over frames 1–30 plays back as it played live (float32 rounding),
+    without stepping the engine; saved and reopened it plays the same numbers, the bake is
+    current, and the mesh's own coordinates are the original ones after all of it."""
+    import bpy
+    from tetrig.runtime import bake, bake_store, simulation
+    from tetrig.tetrig_addon.surface import SurfaceBody
+
+    scene.frame_end = 30
+    obj = jelly(bpy, 1e5)
+    rest = rest_positions(obj).copy()
+    live = _play(bpy, obj, range(1, 31))
+    simulation.free()
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    info = bake_store.source_bake(obj)
+    assert info is not None and (info.frame_start, info.frame_end, info.control_point_count) == (1, 30, 482)
+    assert obj.tetrig["_bake"]["positions"].typecode == "f"
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("SurfaceBody.advance called during baked playback")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SurfaceBody, "advance", refuse)
+        baked = _play(bpy, obj, range(1, 31))
+        assert np.abs(baked - live).max() < BAKED_VS_LIVE_TOL
+        path = tmp_path / "jelly.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(path))
+        bpy.ops.wm.open_mainfile(filepath=str(path))
+        obj = bpy.data.objects["Jelly"]
+        reloaded = _play(bpy, obj, range(1, 31))
+    assert np.array_equal(reloaded, baked)
+    state = bake.status(obj, bpy.context.scene)
+    assert state is not None and not state.outdated
+    assert np.array_equal(rest_positions(obj), rest)
+    obj.tetrig.pressure = 5e4
+    assert bake.status(obj, bpy.context.scene).outdated
