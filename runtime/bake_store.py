@@ -236,7 +236,7 @@ def _frame_slice(group: Any, values: str, counts: str, index: int, width: int, d
     if values not in group or counts not in group:
         return None
     per_frame = np.frombuffer(group[counts], dtype=np.int32)
-    data = np.frombuffer(group[values], dtype=dtype)
+    data: np.ndarray = np.frombuffer(group[values], dtype=dtype)
     if index >= per_frame.shape[0] or data.shape[0] != int(per_frame.sum()) * width:
         return None
     start = int(per_frame[:index].sum())

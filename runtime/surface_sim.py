@@ -225,7 +225,7 @@ def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgrap
         _caches[obj.session_uid] = cache
     body = prepared.body
 
-    def advance(state: SurfaceState, f: int) -> SurfaceState:  # type: ignore[override]
+    def advance(state: SurfaceState, f: int) -> SurfaceState:
         end = frame_inputs(obj, scene, f + 1, depsgraph, prepared)
         goals = None
         if prepared.follows:
