@@ -333,3 +333,128 @@ def test_the_panel_shows_a_surface_body_s_material_plasticity_and_tearing(scene)
     assert "youngs_modulus" in _drawn(main.TETRIG_PT_simulation, context)
     assert main.TETRIG_PT_plasticity.poll(context) and not main.TETRIG_PT_tearing.poll(context)
     assert main.TETRIG_PT_quality.poll(context)
+
+
+PULL_FRAMES = 24  # frames 1-25: each hook moves 0.5 m/s apart (the engine's tearing scene)
+
+
+def pulled_sheet(bpy, scene):
+    """The engine's tearing scene in Blender: a 0.5 m sheet of 10 × 10 quads in the xy plane (no
+    gravity; 1 kg/m², stretch 1000 N/m, shear 100 N/m, bending 0.001 N·m, damping 2/s, tearing
+    at 30 % stretch), its 3 × 3 corner vertices at (0, 0) and (0.5, 0) pinned and hooked to two
+    empties that move apart along x at 0.5 m/s each (Hook modifiers before TetRig: the pins
+    follow the posed input)."""
+    scene.use_gravity = False
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=10, y_subdivisions=10, size=0.5, location=(0.0, 0.0, 0.0))
+    sheet = bpy.context.active_object
+    sheet.name = "Torn"
+    rest = rest_positions(sheet) + 0.25  # the sheet from (0, 0) to (0.5, 0.5) in the engine's terms
+    left = (rest[:, 0] <= 0.1 + 1e-6) & (rest[:, 1] <= 0.1 + 1e-6)
+    right = (rest[:, 0] >= 0.4 - 1e-6) & (rest[:, 1] <= 0.1 + 1e-6)
+    sheet.vertex_groups.new(name="Pin").add(np.flatnonzero(left | right).tolist(), 1.0, "REPLACE")
+    for name, grip, direction in (("Left", left, -1.0), ("Right", right, 1.0)):
+        sheet.vertex_groups.new(name=name).add(np.flatnonzero(grip).tolist(), 1.0, "REPLACE")
+        empty = bpy.data.objects.new(name + "Hook", None)
+        scene.collection.objects.link(empty)
+        empty.keyframe_insert("location", frame=1)
+        empty.location.x = direction * 0.5 * PULL_FRAMES / FPS
+        empty.keyframe_insert("location", frame=1 + PULL_FRAMES)
+        for curve in _fcurves(empty):
+            for key in curve.keyframe_points:
+                key.interpolation = "LINEAR"
+        hook = sheet.modifiers.new(name, "HOOK")
+        hook.object, hook.vertex_group = empty, name
+    s = sheet.tetrig
+    s.pin_group, s.areal_density, s.stretch, s.shear, s.bending, s.damping = "Pin", 1.0, 1e3, 100.0, 1e-3, 2.0
+    s.use_tearing, s.tear_threshold = True, 0.3
+    bpy.context.view_layer.objects.active = sheet
+    assert bpy.ops.tetrig.setup_surface() == {"FINISHED"}
+    assert [m.type for m in sheet.modifiers] == ["HOOK", "HOOK", "NODES"]
+    return sheet, left, right
+
+
+def _fcurves(obj):
+    """The F-curves of an object's action (Blender 5 keeps them in the action's layered channelbag)."""
+    action = obj.animation_data.action
+    if hasattr(action, "fcurves"):
+        return list(action.fcurves)
+    from bpy_extras import anim_utils
+
+    return list(anim_utils.action_get_channelbag_for_slot(action, obj.animation_data.action_slot).fcurves)
+
+
+def _torn_edges(obj) -> np.ndarray:
+    from tetrig.runtime import tear_display
+
+    attr = obj.data.attributes.get(tear_display.TORN_ATTRIBUTE)
+    if attr is None:
+        return np.zeros(len(obj.data.edges), dtype=bool)
+    out = np.empty(len(obj.data.edges), dtype=bool)
+    attr.data.foreach_get("value", out)
+    return out
+
+
+def test_a_pulled_sheet_tears_between_its_pins(scene):
+    """Acceptance: pulled apart by its hooked pins, the sheet tears along the line between them
+    (at least 10 torn edges, all within 0.2 m of that side), the pins follow the hooks exactly,
+    and the tear is frame state: jumped to, the same torn edges and positions."""
+    import bpy
+    from tetrig.runtime import simulation
+
+    sheet, left, right = pulled_sheet(bpy, scene)
+    played = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))[-1]
+    torn = _torn_edges(sheet)
+    assert torn.sum() >= 10
+    rest = rest_positions(sheet) + 0.25
+    ends = np.array([e.vertices[:] for e in sheet.data.edges])
+    assert rest[ends[torn]].mean(1)[:, 1].max() < 0.2
+    pull = 0.5 * PULL_FRAMES / FPS
+    assert np.abs(played[left] - (rest[left] - 0.25 - [pull, 0.0, 0.0])).max() < 1e-5
+    assert np.abs(played[right] - (rest[right] - 0.25 + [pull, 0.0, 0.0])).max() < 1e-5
+    simulation.free(sheet)
+    scene.frame_set(1)
+    scene.frame_set(1 + PULL_FRAMES)
+    assert np.array_equal(_torn_edges(sheet), torn)
+    assert np.array_equal(evaluated_positions(sheet), played)
+
+
+def _tear_offsets(obj) -> np.ndarray:
+    from tetrig.runtime import tear_display
+
+    attr = obj.data.attributes.get(tear_display.TEAR_OFFSET_ATTRIBUTE)
+    if attr is None:
+        return np.zeros((len(obj.data.loops), 3), dtype=np.float32)
+    out = np.empty(len(obj.data.loops) * 3, dtype=np.float32)
+    attr.data.foreach_get("vector", out)
+    return out.reshape(-1, 3)
+
+
+def test_a_torn_sheet_bakes_saves_and_reloads_as_it_played(scene, tmp_path):
+    """Acceptance: the pulled sheet baked (frames 1-25) shows the live tear from the bake (torn
+    edges, corner offsets, positions to float32 rounding); saved and reopened, the same."""
+    import bpy
+    from tetrig.runtime import simulation
+
+    scene.frame_end = 1 + PULL_FRAMES
+    sheet, _, _ = pulled_sheet(bpy, scene)
+    live = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))
+    live_torn, live_offsets = _torn_edges(sheet), _tear_offsets(sheet)
+    assert live_torn.sum() >= 10 and np.abs(live_offsets).max() > 0.01
+    simulation.free()
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    assert len(sheet.tetrig["_bake"]["torn_counts"]) == 1 + PULL_FRAMES
+    baked = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))
+    assert np.abs(baked - live).max() < BAKED_VS_LIVE_TOL
+    assert np.array_equal(_torn_edges(sheet), live_torn)
+    assert np.abs(_tear_offsets(sheet) - live_offsets).max() < BAKED_VS_LIVE_TOL
+    path = tmp_path / "torn.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    sheet = bpy.data.objects["Torn"]
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    assert not _torn_edges(sheet).any()
+    reloaded = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))
+    assert np.array_equal(reloaded, baked)
+    assert np.array_equal(_torn_edges(sheet), live_torn)
+    assert np.abs(_tear_offsets(sheet) - live_offsets).max() < BAKED_VS_LIVE_TOL
