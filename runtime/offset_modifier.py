@@ -5,6 +5,11 @@ modifier adds it to the positions of its input (where it sits in the stack: ``st
 mesh's own coordinates (the rest shape) are never written, so the user's shape keys and the
 modifiers around it keep working, normals are recomputed by Blender, and a zero offset gives back
 the input bit for bit.
+
+A torn Surface body is shown split along its torn edges (``tear_display``): a Split Edges node
+splits the edges flagged ``tetrig_torn`` after the input is stored (so ``stack.read_input`` sees
+the input's own vertices first, and each split copy carries the index of the vertex it copies),
+and the offset adds each copy's corners' ``tetrig_tear_offset``.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from typing import Any, cast
 import bpy
 
 from .binding_store import OFFSET_ATTRIBUTE
+from .tear_display import TEAR_OFFSET_ATTRIBUTE, TORN_ATTRIBUTE
 
 MODIFIER_NAME = "TetRig"
 NODE_GROUP_NAME = "TetRig Offset"
 # The node group's layout version, stored on it: a group saved by an older TetRig is rebuilt in
 # place (the modifiers using it keep it).
-NODE_GROUP_VERSION = 2
+NODE_GROUP_VERSION = 3
 VERSION_KEY = "tetrig_version"
 # Internal attributes (a leading dot hides them in the UI) the node group stores on its output:
 # its input positions and their indices, read by ``stack.read_input``.
@@ -31,9 +37,10 @@ POINTS_SOCKET = "Points"
 
 
 def _build_node_group(group: bpy.types.GeometryNodeTree) -> None:
-    """Fill ``group``: store the input positions and indices, then
+    """Fill ``group``: store the input positions and indices, split the torn edges, then
     position += tetrig_offset (the mesh's attribute) + the points object's tetrig_offset at the
-    same index (zero without a points object)."""
+    stored index (zero without a points object) + tetrig_tear_offset on the points (zero when
+    nothing is torn)."""
     group.nodes.clear()
     group.interface.clear()
     # (the stubs list only 'DEFAULT' for socket_type; Blender takes any socket idname)
@@ -52,6 +59,14 @@ def _build_node_group(group: bpy.types.GeometryNodeTree) -> None:
     store_index.inputs["Name"].default_value = INDEX_ATTRIBUTE
     position: Any = nodes.new("GeometryNodeInputPosition")
     index: Any = nodes.new("GeometryNodeInputIndex")
+    # The split comes after the input is stored: the input's own vertices keep their indices and
+    # come first (Split Edges appends the copies), and each copy carries the stored position and
+    # index of the vertex it copies, so ``stack.read_input`` reads the input as before. An absent
+    # attribute reads false: nothing is split.
+    torn: Any = nodes.new("GeometryNodeInputNamedAttribute")
+    torn.data_type = "BOOLEAN"
+    torn.inputs["Name"].default_value = TORN_ATTRIBUTE
+    split: Any = nodes.new("GeometryNodeSplitEdges")
     own: Any = nodes.new("GeometryNodeInputNamedAttribute")
     own.data_type = "FLOAT_VECTOR"
     own.inputs["Name"].default_value = OFFSET_ATTRIBUTE
@@ -60,28 +75,47 @@ def _build_node_group(group: bpy.types.GeometryNodeTree) -> None:
     theirs: Any = nodes.new("GeometryNodeInputNamedAttribute")
     theirs.data_type = "FLOAT_VECTOR"
     theirs.inputs["Name"].default_value = OFFSET_ATTRIBUTE
+    # The points object's offsets are sampled at the stored input index, not the vertex index:
+    # the same before a split, and a split copy's is the vertex it copies.
+    stored_index: Any = nodes.new("GeometryNodeInputNamedAttribute")
+    stored_index.data_type = "INT"
+    stored_index.inputs["Name"].default_value = INDEX_ATTRIBUTE
     sample: Any = nodes.new("GeometryNodeSampleIndex")
     sample.data_type, sample.domain = "FLOAT_VECTOR", "POINT"
     add: Any = nodes.new("ShaderNodeVectorMath")
     add.operation = "ADD"
+    # A corner attribute read where Set Position evaluates its offset (the point domain) is the
+    # mean of the point's corners (Blender's domain interpolation); after the split a point's
+    # corners are one fan, which all hold that fan's offset. Absent, it reads zero, and adding
+    # zero leaves the offset bit for bit.
+    tear: Any = nodes.new("GeometryNodeInputNamedAttribute")
+    tear.data_type = "FLOAT_VECTOR"
+    tear.inputs["Name"].default_value = TEAR_OFFSET_ATTRIBUTE
+    add_tear: Any = nodes.new("ShaderNodeVectorMath")
+    add_tear.operation = "ADD"
     set_pos: Any = nodes.new("GeometryNodeSetPosition")
-    for node, x, y in ((g_in, -900, 0), (position, -900, -150), (index, -900, -250), (store_pos, -650, 0),
-                       (store_index, -450, 0), (own, -650, -300), (points, -650, -450),
-                       (theirs, -650, -650), (sample, -400, -450), (add, -200, -300), (set_pos, -150, 0),
-                       (g_out, 100, 0)):
+    for node, x, y in ((g_in, -1100, 0), (position, -1100, -150), (index, -1100, -250), (store_pos, -850, 0),
+                       (store_index, -650, 0), (torn, -650, -150), (split, -450, 0), (own, -650, -300),
+                       (points, -650, -450), (theirs, -650, -650), (stored_index, -650, -800),
+                       (sample, -400, -450), (add, -200, -300), (tear, -400, -250), (add_tear, -50, -300),
+                       (set_pos, 0, 0), (g_out, 250, 0)):
         node.location = (x, y)
     links.new(g_in.outputs[0], store_pos.inputs["Geometry"])
     links.new(position.outputs[0], store_pos.inputs["Value"])
     links.new(store_pos.outputs[0], store_index.inputs["Geometry"])
     links.new(index.outputs[0], store_index.inputs["Value"])
-    links.new(store_index.outputs[0], set_pos.inputs["Geometry"])
+    links.new(store_index.outputs[0], split.inputs["Mesh"])
+    links.new(torn.outputs["Attribute"], split.inputs["Selection"])
+    links.new(split.outputs["Mesh"], set_pos.inputs["Geometry"])
     links.new(g_in.outputs[1], points.inputs["Object"])
     links.new(points.outputs["Geometry"], sample.inputs["Geometry"])
     links.new(theirs.outputs["Attribute"], sample.inputs["Value"])
-    links.new(index.outputs[0], sample.inputs["Index"])
+    links.new(stored_index.outputs["Attribute"], sample.inputs["Index"])
     links.new(own.outputs["Attribute"], add.inputs[0])
     links.new(sample.outputs[0], add.inputs[1])
-    links.new(add.outputs[0], set_pos.inputs["Offset"])
+    links.new(add.outputs[0], add_tear.inputs[0])
+    links.new(tear.outputs["Attribute"], add_tear.inputs[1])
+    links.new(add_tear.outputs[0], set_pos.inputs["Offset"])
     links.new(set_pos.outputs["Geometry"], g_out.inputs[0])
     group[VERSION_KEY] = NODE_GROUP_VERSION
 
