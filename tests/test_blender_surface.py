@@ -57,11 +57,12 @@ def grid(bpy, cells: int = 10, size: float = 1.0, name: str = "Sheet"):
 
 
 def _play(bpy, obj, frames) -> np.ndarray:
-    """Evaluated local vertex positions at each frame, shown in order: float32 [F, N, 3]."""
+    """Evaluated local positions of the mesh's own vertices at each frame, shown in order: float32
+    [F, N, 3] (a torn mesh's split copies come after them)."""
     out = []
     for frame in frames:
         bpy.context.scene.frame_set(frame)
-        out.append(evaluated_positions(obj))
+        out.append(evaluated_positions(obj)[:len(obj.data.vertices)])
     return np.stack(out)
 
 
@@ -399,7 +400,7 @@ def test_a_pulled_sheet_tears_between_its_pins(scene):
     (at least 10 torn edges, all within 0.2 m of that side), the pins follow the hooks exactly,
     and the tear is frame state: jumped to, the same torn edges and positions."""
     import bpy
-    from tetrig.runtime import simulation
+    from tetrig.runtime import simulation, surface_sim
 
     sheet, left, right = pulled_sheet(bpy, scene)
     played = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))[-1]
@@ -411,11 +412,20 @@ def test_a_pulled_sheet_tears_between_its_pins(scene):
     pull = 0.5 * PULL_FRAMES / FPS
     assert np.abs(played[left] - (rest[left] - 0.25 - [pull, 0.0, 0.0])).max() < 1e-5
     assert np.abs(played[right] - (rest[right] - 0.25 + [pull, 0.0, 0.0])).max() < 1e-5
+    # the shown mesh is the engine's split mesh: a vertex for each of its particles, where they are
+    shown = evaluated_positions(sheet)
+    prepared = surface_sim._prepared[sheet.session_uid]
+    split = prepared.body.split_mesh(surface_sim._caches[sheet.session_uid]._states[1 + PULL_FRAMES])
+    print(f"\n{torn.sum()} torn edges; {len(shown)} vertices shown for {len(rest)}")
+    assert len(shown) == len(split.positions) > len(rest) + 10
+    nearest = np.linalg.norm(shown[:, None] - split.positions[None], axis=2).min(1)
+    assert nearest.max() < 1e-5
     simulation.free(sheet)
     scene.frame_set(1)
+    assert len(evaluated_positions(sheet)) == len(rest)  # back at rest: nothing torn
     scene.frame_set(1 + PULL_FRAMES)
     assert np.array_equal(_torn_edges(sheet), torn)
-    assert np.array_equal(evaluated_positions(sheet), played)
+    assert np.array_equal(evaluated_positions(sheet), shown)
 
 
 def _tear_offsets(obj) -> np.ndarray:
@@ -439,6 +449,8 @@ def test_a_torn_sheet_bakes_saves_and_reloads_as_it_played(scene, tmp_path):
     sheet, _, _ = pulled_sheet(bpy, scene)
     live = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))
     live_torn, live_offsets = _torn_edges(sheet), _tear_offsets(sheet)
+    live_count = len(evaluated_positions(sheet))
+    assert live_count > len(sheet.data.vertices)
     assert live_torn.sum() >= 10 and np.abs(live_offsets).max() > 0.01
     simulation.free()
     assert bpy.ops.tetrig.bake() == {"FINISHED"}
@@ -456,5 +468,6 @@ def test_a_torn_sheet_bakes_saves_and_reloads_as_it_played(scene, tmp_path):
     assert not _torn_edges(sheet).any()
     reloaded = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))
     assert np.array_equal(reloaded, baked)
+    assert len(evaluated_positions(sheet)) == live_count
     assert np.array_equal(_torn_edges(sheet), live_torn)
     assert np.abs(_tear_offsets(sheet) - live_offsets).max() < BAKED_VS_LIVE_TOL
