@@ -5,25 +5,16 @@ from __future__ import annotations
 import bpy
 
 from ..runtime import rig, simulation
-from ..runtime.properties import ROLE_CAGE, object_settings
 from ..tetrig_addon.errors import TetRigInputError
-from ._context import OperatorResult
+from ._context import MeshOperator, OperatorResult
 
 
-class TETRIG_OT_setup_surface(bpy.types.Operator):
+class TETRIG_OT_setup_surface(MeshOperator):
     """Make the active mesh a Surface soft body: its own vertices are the particles, with springs on its edges, across its faces and hinges (replaces a cage)"""
 
     bl_idname = "tetrig.setup_surface"
     bl_label = "Set Up Surface Body"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
-        if obj is None or obj.type != "MESH" or obj.mode != "OBJECT" or object_settings(obj).role == ROLE_CAGE:
-            cls.poll_message_set("Select a mesh object in Object Mode")
-            return False
-        return True
 
     def execute(self, context: bpy.types.Context) -> OperatorResult:
         obj, scene = context.active_object, context.scene

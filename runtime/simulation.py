@@ -121,7 +121,8 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSet
     ).validated()
 
 
-def _goal_key(obj: bpy.types.Object) -> tuple:
+def goal_key(obj: bpy.types.Object) -> tuple:
+    """The goal settings the model depends on (only the switch when goals are off)."""
     s = object_settings(obj)
     return (s.use_goal, s.goal_group, s.goal_default, s.goal_min, s.goal_max) if s.use_goal else (False,)
 
@@ -137,7 +138,7 @@ def follows_animation(obj: bpy.types.Object) -> bool:
 def _model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
     s = object_settings(obj)
     cage = s.cage
-    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, goal_key(obj),
             scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
             binding_store.rest_fingerprint(obj), stack.posed(obj), stack.input_animated(obj),
             cage.session_uid if cage is not None else None)  # last: motion_key leaves it out
@@ -314,12 +315,21 @@ def _pose_reader(prepared: Prepared) -> scene_inputs.PoseReader | None:
     count = prepared.indices.shape[0]
 
     def read(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
-        try:
-            return follow.posed(stack.read_input(obj, depsgraph, count))
-        except stack.InputError as exc:
-            raise StaleBindingError(str(exc)) from exc
+        return follow.posed(read_input(obj, depsgraph, count))
 
     return read
+
+
+def read_input(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, count: int) -> np.ndarray:
+    """``stack.read_input``: TetRig's input in the evaluated mesh now, float64 [count, 3] object space.
+
+    Raises:
+        StaleBindingError: the input no longer matches the binding (``stack.InputError``'s message).
+    """
+    try:
+        return stack.read_input(obj, depsgraph, count)
+    except stack.InputError as exc:
+        raise StaleBindingError(str(exc)) from exc
 
 
 def frame_inputs(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgraph: bpy.types.Depsgraph,
@@ -484,7 +494,7 @@ def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
     s = object_settings(obj)
     plastic = None if stack.posed(obj) else plastic_settings(obj)
     # plasticity only when on: the bakes made before it existed stay current
-    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, goal_key(obj),
             scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
             binding_store.rest_fingerprint(obj), stack.posed(obj), stack.input_animated(obj),
             sim_settings(obj, scene), frame_dt(scene), scene.frame_start) + ((plastic,) if plastic else ())
@@ -525,10 +535,7 @@ def shown_input(obj: bpy.types.Object, prepared: Prepared, depsgraph: bpy.types.
     """
     if prepared.follow is None or not object_settings(obj).use_quality:
         return None
-    try:
-        return stack.read_input(obj, depsgraph, prepared.indices.shape[0])
-    except stack.InputError as exc:
-        raise StaleBindingError(str(exc)) from exc
+    return read_input(obj, depsgraph, prepared.indices.shape[0])
 
 
 def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:

@@ -31,8 +31,8 @@ from ..tetrig_addon.surface import SurfaceBody, SurfaceState, TearSettings
 from ..tetrig_addon.timeline import FrameCache
 from . import binding_store, compiled_solver, mesh_io, scene_inputs, stack
 from .properties import object_settings, plastic_settings
-from .simulation import (PIN_THRESHOLD, StaleBindingError, follows_animation, frame_dt, input_group_weights,
-                         sim_settings, vertex_goal_weights)
+from .simulation import (PIN_THRESHOLD, StaleBindingError, follows_animation, frame_dt, goal_key,
+                         input_group_weights, read_input, sim_settings, vertex_goal_weights)
 
 
 @dataclass
@@ -114,17 +114,12 @@ def build(obj: bpy.types.Object, world: np.ndarray, unit_scale: float) -> Surfac
                               edges=mesh_io.edge_vertices(mesh), corner_edges=corner_edges(mesh), name=obj.name)
 
 
-def _goal_key(obj: bpy.types.Object) -> tuple:
-    s = object_settings(obj)
-    return (s.use_goal, s.goal_group, s.goal_default, s.goal_min, s.goal_max) if s.use_goal else (False,)
-
-
 def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
     """Everything the motion of a surface body depends on, as saved in the .blend (the bake's
     fingerprint; ``simulation.motion_key`` for cages): the body's inputs, the step, material,
     plasticity and tearing settings, the frame duration and the start frame."""
     s = object_settings(obj)
-    return ("SURFACE", s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, _goal_key(obj),
+    return ("SURFACE", s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, goal_key(obj),
             scene.unit_settings.scale_length, binding_store.rest_fingerprint(obj),
             follows_animation(obj), stack.posed(obj), stack.input_animated(obj), sim_settings(obj, scene),
             material(obj), plastic_settings(obj), tear_settings(obj), frame_dt(scene), scene.frame_start)
@@ -143,7 +138,7 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     """
     s = object_settings(obj)
     posed = stack.posed(obj)
-    key = (s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, _goal_key(obj),
+    key = (s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, goal_key(obj),
            scene.unit_settings.scale_length, binding_store.rest_fingerprint(obj), follows_animation(obj),
            posed, stack.input_animated(obj), s.use_tearing)
     cached = _prepared.get(obj.session_uid)
@@ -173,14 +168,7 @@ def _pose_reader(prepared: SurfacePrepared) -> scene_inputs.PoseReader | None:
     if not prepared.posed:
         return None
     count = prepared.rest_local.shape[0]
-
-    def read(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
-        try:
-            return stack.read_input(obj, depsgraph, count)
-        except stack.InputError as exc:
-            raise StaleBindingError(str(exc)) from exc
-
-    return read
+    return lambda obj, depsgraph: read_input(obj, depsgraph, count)
 
 
 def frame_inputs(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgraph: bpy.types.Depsgraph,
