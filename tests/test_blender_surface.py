@@ -471,3 +471,51 @@ def test_a_torn_sheet_bakes_saves_and_reloads_as_it_played(scene, tmp_path):
     assert len(evaluated_positions(sheet)) == live_count
     assert np.array_equal(_torn_edges(sheet), live_torn)
     assert np.abs(_tear_offsets(sheet) - live_offsets).max() < BAKED_VS_LIVE_TOL
+
+
+def test_pins_and_goals_follow_the_object_s_animation(scene):
+    """A grid hanging from its pinned top row, its object animated 1 m along +x over frames 1-13:
+    the pinned row follows the animation exactly, the free bottom row lags behind (it hangs off to
+    −x in the object's frame while it accelerates) and swings after it."""
+    import bpy
+
+    obj = grid(bpy, 6)
+    rest = rest_positions(obj).copy()
+    top = np.isclose(world(obj, rest)[:, 2], 2.0)
+    obj.vertex_groups.new(name="Pin").add(np.flatnonzero(top).tolist(), 1.0, "REPLACE")
+    s = obj.tetrig
+    s.pin_group, s.stretch, s.shear, s.bending, s.damping = "Pin", 1e3, 100.0, 1e-3, 1.0
+    obj.keyframe_insert("location", frame=1)
+    obj.location.x += 1.0
+    obj.keyframe_insert("location", frame=13)
+    assert bpy.ops.tetrig.setup_surface() == {"FINISHED"}
+    frames = _play(bpy, obj, range(1, 14))
+    assert np.abs(frames[:, top] - rest[top]).max() < 1e-5  # object space: the pins ride along
+    bottom = np.isclose(world(obj, rest)[:, 2], 1.0)
+    lag = (frames[:, bottom] - rest[bottom])[:, :, 0].mean(1)  # object x of the free bottom row
+    assert lag[6] < -0.05  # behind the accelerating top
+    assert np.array_equal(rest_positions(obj), rest)
+
+
+def test_a_sheet_drapes_over_a_collision_box(scene):
+    """A 1 m sheet (10 × 10 quads) dropped 0.25 m onto a 0.5 m box with Collision physics
+    (thickness 0.02 m) drapes over it: after 2 s the vertices above the box rest on its top (within
+    the thickness), the corners hang below the top."""
+    import bpy
+
+    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0.0, 0.0, 0.0))
+    box = bpy.context.active_object
+    bpy.ops.object.modifier_add(type="COLLISION")
+    box.collision.thickness_outer = 0.02
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=10, y_subdivisions=10, size=1.0, location=(0.0, 0.0, 0.5))
+    sheet = bpy.context.active_object
+    s = sheet.tetrig
+    s.stretch, s.shear, s.bending, s.damping, s.use_colliders = 1e3, 100.0, 1e-4, 2.0, True
+    assert bpy.ops.tetrig.setup_surface() == {"FINISHED"}
+    scene.frame_set(49)
+    shown = world(sheet, evaluated_positions(sheet))
+    rest = world(sheet, rest_positions(sheet))
+    above = (np.abs(rest[:, 0]) < 0.2) & (np.abs(rest[:, 1]) < 0.2)
+    assert shown[above, 2].min() > 0.25 - 0.005 and shown[above, 2].max() < 0.25 + 0.03
+    corners = (np.abs(rest[:, 0]) > 0.45) & (np.abs(rest[:, 1]) > 0.45)
+    assert shown[corners, 2].max() < 0.2
