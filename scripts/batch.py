@@ -16,7 +16,9 @@ One file (the single-file job, in this process): load the add-on (the installed 
 Blender has it enabled, else this repository; see ``_addon_loader.py``); find the objects in the
 current scene (``--object`` may be repeated; ``--all`` takes every soft body of the scene that has
 Simulate on and every armature with jiggle bones); build the cage and binding of each mesh unless
-it is already bound (``--rebuild`` builds it again anyway), set up each armature's jiggle bones; bake frames FIRST..LAST (default: the scene's range) into the .blend (see
+it is already bound (``--rebuild`` builds it again anyway), or set it up as a Surface body when its
+Body Type is Surface (its own vertices are the particles: no cage; its bake, tear included, is
+stored on the object), set up each armature's jiggle bones; bake frames FIRST..LAST (default: the scene's range) into the .blend (see
 ``runtime/bake.py``), printing ``tetrig batch: frame 40/120`` every 10 frames (``tetrig batch:
 NAME frame 40/120`` with several objects); show the last frame; save the scene to ``--output``, or into
 ``--output-dir``, or next to the input as ``<name>.baked.blend`` (parent folders are created);
