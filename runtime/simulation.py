@@ -362,7 +362,9 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     compiled_solver.wait_for_kernel()
     # reading the current frame's inputs first lets an edit since the last visit drop the cache
     frame_inputs(obj, scene, scene.frame_current, depsgraph, prepared)
-    key = (prepared.key, settings, plastic, dt, scene.frame_start, scene_inputs.version(obj))
+    # in motion_key's order (the bake's fingerprint): plasticity only when on
+    key = (prepared.key, settings, dt, scene.frame_start, *((plastic,) if plastic else ()),
+           scene_inputs.version(obj))
     cache = _caches.get(obj.session_uid)
     if cache is None or cache.key != key:
         start = solver.rest_state(prepared.model)

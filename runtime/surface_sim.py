@@ -114,15 +114,26 @@ def build(obj: bpy.types.Object, world: np.ndarray, unit_scale: float) -> Surfac
                               edges=mesh_io.edge_vertices(mesh), corner_edges=corner_edges(mesh), name=obj.name)
 
 
+def _body_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
+    """What the body (``prepare``) is built from: a new one when any of it changes."""
+    s = object_settings(obj)
+    return (s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, goal_key(obj),
+            scene.unit_settings.scale_length, binding_store.rest_fingerprint(obj), follows_animation(obj),
+            stack.posed(obj), stack.input_animated(obj), s.use_tearing)
+
+
+def _motion_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
+    """The settings the frames depend on besides the body: the step, material, plasticity and
+    tearing settings, the frame duration and the start frame."""
+    return (sim_settings(obj, scene), material(obj), plastic_settings(obj), tear_settings(obj), frame_dt(scene),
+            scene.frame_start)
+
+
 def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
     """Everything the motion of a surface body depends on, as saved in the .blend (the bake's
-    fingerprint; ``simulation.motion_key`` for cages): the body's inputs, the step, material,
-    plasticity and tearing settings, the frame duration and the start frame."""
-    s = object_settings(obj)
-    return ("SURFACE", s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, goal_key(obj),
-            scene.unit_settings.scale_length, binding_store.rest_fingerprint(obj),
-            follows_animation(obj), stack.posed(obj), stack.input_animated(obj), sim_settings(obj, scene),
-            material(obj), plastic_settings(obj), tear_settings(obj), frame_dt(scene), scene.frame_start)
+    fingerprint; ``simulation.motion_key`` for cages): the frame cache's key without the
+    scene-inputs version, which counts this session's drops."""
+    return ("SURFACE", *_body_key(obj, scene, world), *_motion_settings(obj, scene))
 
 
 def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> SurfacePrepared:
@@ -138,9 +149,7 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     """
     s = object_settings(obj)
     posed = stack.posed(obj)
-    key = (s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, goal_key(obj),
-           scene.unit_settings.scale_length, binding_store.rest_fingerprint(obj), follows_animation(obj),
-           posed, stack.input_animated(obj), s.use_tearing)
+    key = _body_key(obj, scene, world)
     cached = _prepared.get(obj.session_uid)
     if cached is not None and cached.key == key:
         return cached
@@ -195,14 +204,13 @@ def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgrap
         TetRigInputError: invalid settings, pressure on an open mesh; StaleBindingError,
         scene_inputs.InputsUnavailable: as ``simulation.control_points_at``.
     """
-    settings = sim_settings(obj, scene)
-    mat, plastic, tear = material(obj), plastic_settings(obj), tear_settings(obj)
+    motion = _motion_settings(obj, scene)
+    settings, mat, plastic, tear, dt, _ = motion
     prepared.body.check(mat)
-    dt = frame_dt(scene)
     compiled_solver.wait_for_kernel()
     # reading the current frame's inputs first lets an edit since the last visit drop the cache
     frame_inputs(obj, scene, scene.frame_current, depsgraph, prepared)
-    key = (prepared.key, settings, mat, plastic, tear, dt, scene.frame_start, scene_inputs.version(obj))
+    key = (prepared.key, *motion, scene_inputs.version(obj))
     cache = _caches.get(obj.session_uid)
     if cache is None or cache.key != key:
         start = prepared.body.rest_state()

@@ -519,3 +519,20 @@ def test_a_sheet_drapes_over_a_collision_box(scene):
     assert shown[above, 2].min() > 0.25 - 0.005 and shown[above, 2].max() < 0.25 + 0.03
     corners = (np.abs(rest[:, 0]) > 0.45) & (np.abs(rest[:, 1]) > 0.45)
     assert shown[corners, 2].max() < 0.2
+
+
+def test_a_surface_bake_s_fingerprint_follows_the_frame_cache_key(scene):
+    """``surface_sim.motion_key`` (the bake's fingerprint) holds every input of the live frame
+    cache's key but the per-session scene-inputs version, with tearing and plasticity on too."""
+    import bpy
+    from tetrig.runtime import scene_inputs, simulation, surface_sim
+
+    obj = jelly(bpy, 1e5)
+    for frame, plastic in ((3, False), (4, True)):
+        obj.tetrig.use_plasticity = obj.tetrig.use_tearing = plastic
+        scene.frame_set(frame)
+        world_matrix = simulation.rest_world_matrix(obj, bpy.context.evaluated_depsgraph_get())
+        key = surface_sim._caches[obj.session_uid].key
+        assert key[-1] == scene_inputs.version(obj)
+        assert simulation.motion_key(obj, scene, world_matrix) == ("SURFACE", *key[0], *key[1:-1])
+        assert (key[3] is not None) == plastic and (key[4] is not None) == plastic
