@@ -104,15 +104,20 @@ def status(obj: bpy.types.Object) -> str:
     return _warned.get(obj.session_uid, "")
 
 
-def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSettings:
+def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene, cage: bool = True) -> solver.SimSettings:
     """The object's simulation settings in SI units, read once per frame. The substeps per frame
-    follow its Steps per Second and the scene's frame rate, so frame rates share one step."""
+    follow its Steps per Second and the scene's frame rate, so frame rates share one step.
+
+    ``cage=False`` (a Surface body): the cages' material fields (mode, stiffness, volume) stay at
+    their defaults, which a surface body does not read (``SurfaceBody.advance``), so they never
+    change its frame cache or outdate its bake."""
     s = object_settings(obj)
     scale = scene.unit_settings.scale_length
     gravity = tuple(np.array(scene.gravity).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
+    material = (dict(mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness, use_volume=s.use_volume,
+                     volume_stiffness=s.volume_stiffness) if cage else {})
     return solver.SimSettings(
-        mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness,
-        use_volume=s.use_volume, volume_stiffness=s.volume_stiffness, damping=s.damping,
+        **material, damping=s.damping,
         substeps=solver.substeps_for(s.steps_per_second, frame_dt(scene)), iterations=s.iterations,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
         ground_friction=s.ground_friction,

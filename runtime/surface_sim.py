@@ -125,7 +125,7 @@ def _body_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) 
 def _motion_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     """The settings the frames depend on besides the body: the step, material, plasticity and
     tearing settings, the frame duration and the start frame."""
-    return (sim_settings(obj, scene), material(obj), plastic_settings(obj), tear_settings(obj), frame_dt(scene),
+    return (sim_settings(obj, scene, cage=False), material(obj), plastic_settings(obj), tear_settings(obj), frame_dt(scene),
             scene.frame_start)
 
 
