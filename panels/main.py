@@ -349,6 +349,8 @@ class TETRIG_PT_output(SoftBodySubpanel):
     def draw(self, context: bpy.types.Context) -> None:
         col = self.layout.column(align=True)
         col.operator("tetrig.reset_to_rest", icon="FILE_REFRESH")
-        col.menu(TETRIG_MT_export.__name__, icon="EXPORT")
+        obj = _target(context)
+        if obj is not None and not object_settings(obj).surface_bound:  # the exports write a cage's data
+            col.menu(TETRIG_MT_export.__name__, icon="EXPORT")
         col.separator()
         col.operator("tetrig.remove", icon="X")

@@ -538,3 +538,23 @@ def test_a_surface_bake_s_fingerprint_follows_the_frame_cache_key(scene):
         assert key[-1] == scene_inputs.version(obj)
         assert simulation.motion_key(obj, scene, world_matrix) == ("SURFACE", *key[0], *key[1:-1])
         assert (key[3] is not None) == plastic and (key[4] is not None) == plastic
+
+
+def test_remove_gives_back_the_mesh_as_it_was(scene):
+    """Remove Soft Body on a torn, baked Surface body: the modifier, the offset and tear attributes
+    and the bake are gone, and the mesh's data is what it was before Set Up (the settings stay)."""
+    import bpy
+
+    scene.frame_end = 1 + PULL_FRAMES
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=10, y_subdivisions=10, size=0.5)
+    before = attribute_snapshot(bpy.context.active_object.data)
+    bpy.ops.object.delete()
+    sheet, _, _ = pulled_sheet(bpy, scene)
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    scene.frame_set(1 + PULL_FRAMES)
+    assert _torn_edges(sheet).any() and "_bake" in sheet.tetrig
+    assert bpy.ops.tetrig.remove() == {"FINISHED"}
+    assert [m.type for m in sheet.modifiers] == ["HOOK", "HOOK"] and "_bake" not in sheet.tetrig
+    assert (sheet.tetrig.role, sheet.tetrig.surface_bound, sheet.tetrig.use_tearing) == ("NONE", False, True)
+    after = attribute_snapshot(sheet.data)
+    assert before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before)
