@@ -558,3 +558,42 @@ def test_remove_gives_back_the_mesh_as_it_was(scene):
     assert (sheet.tetrig.role, sheet.tetrig.surface_bound, sheet.tetrig.use_tearing) == ("NONE", False, True)
     after = attribute_snapshot(sheet.data)
     assert before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_pins_follow_an_armature(scene):
+    """A grid hanging from its top row, which an Armature modifier (before TetRig) carries 0.5 m
+    sideways over frames 1-13: the pinned row is where the armature puts it (the posed input),
+    the rest of the sheet lags and is dragged after it on its springs."""
+    import bpy
+
+    arm = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    scene.collection.objects.link(arm)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    bone = arm.data.edit_bones.new("Bone")
+    bone.head, bone.tail = (0.0, 0.0, 2.0), (0.0, 0.0, 2.5)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pose = arm.pose.bones["Bone"]
+    pose.keyframe_insert("location", frame=1)
+    pose.location = (0.5, 0.0, 0.0)
+    pose.keyframe_insert("location", frame=13)
+    sheet = grid(bpy, 6)
+    rest = world(sheet, rest_positions(sheet))
+    top, bottom = np.isclose(rest[:, 2], 2.0), np.isclose(rest[:, 2], 1.0)
+    sheet.vertex_groups.new(name="Bone").add(np.flatnonzero(top).tolist(), 1.0, "REPLACE")
+    sheet.modifiers.new("Armature", "ARMATURE").object = arm
+    s = sheet.tetrig
+    s.pin_group, s.stretch, s.shear, s.bending, s.damping = "Bone", 1e3, 100.0, 1e-3, 1.0
+    assert bpy.ops.tetrig.setup_surface() == {"FINISHED"}
+    assert [m.type for m in sheet.modifiers] == ["ARMATURE", "NODES"]
+    frames = _play(bpy, sheet, range(1, 14))
+    shown = world(sheet, frames[-1])
+    sheet.modifiers["TetRig"].show_viewport = False
+    posed = world(sheet, evaluated_positions(sheet))
+    sheet.modifiers["TetRig"].show_viewport = True
+    moved = (posed - rest)[top, 0]
+    assert np.allclose(moved, 0.5, atol=1e-5)  # the armature carries the top row 0.5 m along x
+    assert np.abs(shown[top] - posed[top]).max() < 1e-5
+    middle = world(sheet, frames[6]) - rest  # frame 7: the bottom lags behind the moving top
+    assert middle[bottom, 0].mean() < middle[top, 0].mean() - 0.02
+    assert (shown - rest)[bottom, 0].mean() > 0.2  # and is dragged after it
