@@ -1,7 +1,9 @@
 """``Object.tetrig``: every TetRig setting of an object, saved with the .blend.
 
 A source object (the user's mesh) holds the build and simulation settings and a pointer to its
-cage; the cage object holds a pointer back. Lengths use Blender's unit system (scene unit scale).
+cage; the cage object holds a pointer back. A Surface body (``body_type``, set up by Set Up Surface
+Body) has no cage: its own vertices are the particles, and ``surface_bound`` tells it apart. Lengths
+use Blender's unit system (scene unit scale); the other settings carry their SI unit in their name.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     role: EnumProperty(  # type: ignore[valid-type]
         name="Role",
         items=[(ROLE_NONE, "None", "Not a TetRig object"),
-               (ROLE_SOURCE, "Soft Body", "A mesh bound to a tetrahedral cage"),
+               (ROLE_SOURCE, "Soft Body", "A mesh bound to a tetrahedral cage, or a Surface body"),
                (ROLE_CAGE, "Cage", "The tetrahedral cage of a soft body"),
                (ROLE_POINTS, "Points", "The binding of a soft body whose modifiers make new vertices "
                                        "(Mirror, Array) before TetRig")],
