@@ -5,10 +5,11 @@ import bpy
 from . import (bake, build_cage, export_animation_json, export_json, export_pc2, free_bake,
                jiggle_apply_chain, jiggle_bake, jiggle_bake_action, jiggle_critical_damping,
                jiggle_free_bake, jiggle_preset_add, jiggle_update_rig, preset_add, remove,
-               reset_to_rest)
+               reset_to_rest, setup_surface)
 
 classes = (
     build_cage.TETRIG_OT_build_cage,
+    setup_surface.TETRIG_OT_setup_surface,
     reset_to_rest.TETRIG_OT_reset_to_rest,
     remove.TETRIG_OT_remove,
     export_json.TETRIG_OT_export_json,

@@ -25,6 +25,19 @@ def soft_body(context: bpy.types.Context) -> bpy.types.Object | None:
     return obj if obj is not None and object_settings(obj).role == ROLE_SOURCE else None
 
 
+class MeshOperator(bpy.types.Operator):
+    """Base of the operators that make a soft body of the active mesh (not registered itself):
+    they run on a mesh object in Object Mode that is not a cage."""
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        if obj is None or obj.type != "MESH" or obj.mode != "OBJECT" or object_settings(obj).role == ROLE_CAGE:
+            cls.poll_message_set("Select a mesh object in Object Mode")
+            return False
+        return True
+
+
 class SoftBodyOperator(bpy.types.Operator):
     """Base of the operators that act on a soft body (not registered itself): they run when the
     active object is a soft body or its cage."""

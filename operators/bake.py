@@ -9,7 +9,8 @@ import time
 import bpy
 from bpy.props import BoolProperty
 
-from ..runtime import bake, render_guard, simulation
+from ..runtime import bake, render_guard, simulation, surface_sim
+from ..runtime.properties import is_surface
 from ._context import OperatorResult, soft_body
 
 # Seconds of baking per timer event: short enough for Esc and the progress bar to respond; after
@@ -158,7 +159,10 @@ class TETRIG_OT_bake(bpy.types.Operator):
         latest = job.latest()
         obj = bpy.data.objects.get(latest[0]) if latest is not None else None
         if latest is not None and obj is not None:
-            simulation.write_back(obj, latest[1])
+            if is_surface(obj):  # the tear shows once the bake is done
+                surface_sim.write_back(obj, surface_sim.SurfaceFrame(latest[1]))
+            else:
+                simulation.write_back(obj, latest[1])
         redraw(context)
 
     def _stop(self, context: bpy.types.Context) -> None:

@@ -7,28 +7,19 @@ import time
 import bpy
 
 from ..tetrig_addon.errors import TetRigInputError
-from ..runtime.properties import object_settings
 from ..runtime import rig, simulation
-from ._context import OperatorResult
+from ._context import MeshOperator, OperatorResult
 
 # A build estimated to take longer than this [s] asks first (it blocks Blender while it runs).
 CONFIRM_ABOVE_S = 4.0
 
 
-class TETRIG_OT_build_cage(bpy.types.Operator):
+class TETRIG_OT_build_cage(MeshOperator):
     """Build a tetrahedral cage around the active mesh and bind its vertices to it"""
 
     bl_idname = "tetrig.build_cage"
     bl_label = "Build Cage & Bind"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
-        if obj is None or obj.type != "MESH" or obj.mode != "OBJECT" or object_settings(obj).role == "CAGE":
-            cls.poll_message_set("Select a mesh object in Object Mode")
-            return False
-        return True
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> OperatorResult:
         obj = context.active_object

@@ -15,7 +15,7 @@ def _classes() -> tuple[type, ...]:
 
     return (menus.TETRIG_MT_presets, menus.TETRIG_MT_jiggle_presets, menus.TETRIG_MT_export,
             main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_collisions,
-            main.TETRIG_PT_quality, main.TETRIG_PT_bake, main.TETRIG_PT_output, jiggle.TETRIG_PT_jiggle)
+            main.TETRIG_PT_plasticity, main.TETRIG_PT_tearing, main.TETRIG_PT_quality, main.TETRIG_PT_bake, main.TETRIG_PT_output, jiggle.TETRIG_PT_jiggle)
 
 
 def register() -> None:

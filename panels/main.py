@@ -1,5 +1,7 @@
-"""The sidebar tab: Cage (build settings, Show Cage, what was built), Simulation (presets and
-material; Goal and Collisions closed by default), Quality (the surface repair pass, closed by
+"""The sidebar tab: the body type, then Cage (build settings, Show Cage, what was built) or Surface
+(Set Up Surface Body, what it is made of), Simulation (presets and material, a Surface body's
+stretch, shear, bending, pressure and density; Goal and Collisions closed by default), Plasticity
+(closed), Tearing (Surface bodies, closed), Quality (cages: the surface repair pass, closed by
 default), Bake (bake, free, status, Lock Interface), Output (reset, the exports menu, remove).
 Less-used subpanels start closed so that Output and Remove fit a 1600×900 window."""
 
@@ -11,9 +13,9 @@ from typing import Any
 import bpy
 
 from ..runtime.mesh_io import mesh_of
-from ..runtime import bake, render_guard, simulation
+from ..runtime import bake, render_guard, simulation, stack
 from ..tetrig_addon.solver import backend as solver_backend
-from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
+from ..runtime.properties import BODY_SURFACE, object_settings, ROLE_CAGE, ROLE_SOURCE
 from .menus import TETRIG_MT_export, TETRIG_MT_presets
 
 
@@ -111,6 +113,10 @@ class TETRIG_PT_main(TetRigPanel):
         s = object_settings(obj)
         layout.use_property_split = True
         layout.use_property_decorate = False
+        layout.row().prop(s, "body_type", expand=True)
+        if s.body_type == BODY_SURFACE:
+            self.draw_surface(context, obj, s)
+            return
         col = layout.column()
         col.row().prop(s, "cage_method", expand=True)
         col.prop(s, "resolution")
@@ -122,6 +128,10 @@ class TETRIG_PT_main(TetRigPanel):
         if s.role != ROLE_SOURCE:
             return
         box = layout.box()
+        if s.surface_bound:
+            wrapped_label(box, context, "Set up as a Surface body: Build Cage & Bind replaces it with a "
+                                        "cage", "INFO")
+            return
         cage = s.cage
         if cage is not None:
             kind = "Hull cage" if s.cage_note or s.cage_method == "HULL" else "Fit cage"
@@ -146,11 +156,38 @@ class TETRIG_PT_main(TetRigPanel):
             wrapped_label(box, context, warning, "ERROR")
 
 
+    def draw_surface(self, context: bpy.types.Context, obj: bpy.types.Object, s: Any) -> None:
+        """The main panel of a Surface body: its button and what it is made of."""
+        layout = self.layout
+        bound = s.role == ROLE_SOURCE and s.surface_bound
+        layout.operator("tetrig.setup_surface", icon="FILE_REFRESH" if bound else "MOD_CLOTH",
+                        text="Set Up Again" if bound else None)
+        if s.role != ROLE_SOURCE:
+            return
+        box = layout.box()
+        if not bound:
+            wrapped_label(box, context, "Bound to a cage: Set Up Surface Body replaces the cage", "INFO")
+            return
+        mesh = mesh_of(obj)
+        wrapped_label(box, context, f"Surface: {len(mesh.vertices)} vertices, {len(mesh.edges)} edges, "
+                                    f"{len(mesh.polygons)} faces", "MOD_CLOTH")
+        editing = simulation.in_edit_mode(obj)
+        warning = simulation.status(obj)
+        if editing:
+            wrapped_label(box, context, "Edit Mode: the mesh is shown as edited; the simulation waits "
+                                        "until Edit Mode ends", "EDITMODE_HLT")
+        elif warning:
+            wrapped_label(box, context, warning, "ERROR")
+
+
 class TETRIG_PT_simulation(SoftBodySubpanel):
     bl_label = "Simulation"
     header_toggle = "simulate"
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        if s.surface_bound:
+            self.draw_surface(obj, s, col)
+            return
         row = col.row(align=True)  # Blender's preset row: the menu, add, remove the chosen one
         row.menu(TETRIG_MT_presets.__name__, text=TETRIG_MT_presets.bl_label, icon="PRESET")
         row.operator("tetrig.preset_add", text="", icon="ADD")
@@ -169,8 +206,27 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         col.prop(s, "steps_per_second")
         col.prop(s, "iterations")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
-        col.label(text=f"Solver: {solver_backend.name()}"
-                       + (" (compiling…)" if solver_backend.compiling() else ""), icon="SYSTEM")
+        _solver_label(col)
+
+    def draw_surface(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        """A Surface body's material (SurfaceMaterial) and steps."""
+        sub = col.column(align=True)
+        sub.prop(s, "stretch")
+        sub.prop(s, "shear")
+        sub.prop(s, "bending")
+        col.prop(s, "pressure")
+        col.prop(s, "areal_density")
+        col.prop(s, "damping")
+        col.prop(s, "steps_per_second")
+        col.prop(s, "iterations")
+        col.prop_search(s, "pin_group", obj, "vertex_groups")
+        _solver_label(col)
+
+
+def _solver_label(col: bpy.types.UILayout) -> None:
+    """Which solver steps the bodies (the compiled kernel, or NumPy while it compiles)."""
+    col.label(text=f"Solver: {solver_backend.name()}"
+                   + (" (compiling…)" if solver_backend.compiling() else ""), icon="SYSTEM")
 
 
 class TETRIG_PT_goal(SoftBodySubpanel):
@@ -202,10 +258,44 @@ class TETRIG_PT_collisions(SoftBodySubpanel):
         col.prop(s, "max_speed")
 
 
+class TETRIG_PT_plasticity(SoftBodySubpanel):
+    bl_label = "Plasticity"
+    bl_parent_id = "TETRIG_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+    header_toggle = "use_plasticity"
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        col.prop(s, "plastic_yield")
+        col.prop(s, "plastic_rate")
+        col.prop(s, "plastic_max_strain")
+        if not s.surface_bound and stack.posed(obj):  # simulation.cage_plasticity
+            col.label(text="Not applied: posed by modifiers or shape keys", icon="INFO")
+
+
+class TETRIG_PT_tearing(SoftBodySubpanel):
+    bl_label = "Tearing"
+    bl_parent_id = "TETRIG_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+    header_toggle = "use_tearing"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE and object_settings(obj).surface_bound
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        col.prop(s, "tear_threshold")
+
+
 class TETRIG_PT_quality(SoftBodySubpanel):
     bl_label = "Quality"
     bl_options = {"DEFAULT_CLOSED"}
     header_toggle = "use_quality"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:  # the pass repairs a cage's blend
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE and not object_settings(obj).surface_bound
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         sub = col.column(align=True)
@@ -259,6 +349,8 @@ class TETRIG_PT_output(SoftBodySubpanel):
     def draw(self, context: bpy.types.Context) -> None:
         col = self.layout.column(align=True)
         col.operator("tetrig.reset_to_rest", icon="FILE_REFRESH")
-        col.menu(TETRIG_MT_export.__name__, icon="EXPORT")
+        obj = _target(context)
+        if obj is not None and not object_settings(obj).surface_bound:  # the exports write a cage's data
+            col.menu(TETRIG_MT_export.__name__, icon="EXPORT")
         col.separator()
         col.operator("tetrig.remove", icon="X")

@@ -8,6 +8,8 @@
 - ``viewport_draw``: the 3D-viewport draw handlers' registration (also the jiggle spheres');
 - ``offset_modifier``: the Geometry Nodes modifier that adds the simulated displacement;
 - ``simulation``: per-object models and frame caches, keyed by session id (never ID references);
+- ``surface_sim``: the same for Surface bodies (the mesh's own vertices are the particles);
+- ``tear_display``: a torn Surface body's split, as attributes the offset node group reads;
 - ``handlers``: the persistent frame-change and file-load handlers;
 - ``rig``: building and removing a whole rig (what the operators and the batch script call);
 - ``export``: reading a rig back out as the seed's arrays;

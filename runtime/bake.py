@@ -27,8 +27,8 @@ import bpy
 import numpy as np
 
 from ..tetrig_addon.fingerprint import fingerprint
-from . import bake_store, cage_object, scene_inputs, simulation
-from .properties import object_settings, ROLE_SOURCE
+from . import bake_store, cage_object, mesh_io, scene_inputs, simulation, surface_sim
+from .properties import is_surface, object_settings, ROLE_SOURCE
 
 # Frames between progress lines of a bake run without a window.
 PROGRESS_EVERY = 10
@@ -84,7 +84,7 @@ def bakeable(obj: bpy.types.Object | None) -> str:
         return "Select a TetRig soft body or its cage"
     if obj.type != "MESH" or object_settings(obj).role != ROLE_SOURCE:
         return f"{obj.name} is not a TetRig soft body"
-    if object_settings(obj).cage is None:
+    if object_settings(obj).cage is None and not is_surface(obj):
         return f"{obj.name}: its cage object is gone; press Build Cage again"
     if not object_settings(obj).simulate:
         return f"{obj.name} has Simulate turned off"
@@ -104,6 +104,8 @@ class _ObjectBake:
     positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3), dtype=np.float32))
     next_frame: int = 0
     seconds: float = 0.0
+    surface: bool = False  # a Surface body: its vertices are the "control points"
+    tears: list[surface_sim.SurfaceFrame] = field(default_factory=list)  # a tearing one's frames
 
 
 @dataclass(frozen=True)
@@ -204,12 +206,17 @@ class BakeJob:
     def _begin(self, job: _ObjectBake, depsgraph: bpy.types.Depsgraph) -> None:
         obj, scene = self._object(job.name), self._scene()
         world = simulation.rest_world_matrix(obj, depsgraph)
-        simulation.prepare(obj, scene, world)  # raises StaleBindingError on a stale binding
+        job.surface = is_surface(obj)
+        if job.surface:
+            surface_sim.prepare(obj, scene, world)  # raises TetRigInputError on a refused mesh
+            job.rest_local = mesh_io.vertex_positions(mesh_io.mesh_of(obj))
+        else:
+            simulation.prepare(obj, scene, world)  # raises StaleBindingError on a stale binding
+            cage_data = cage_object.read(object_settings(obj).cage)
+            if cage_data is None:
+                raise simulation.StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
+            job.rest_local = cage_data[0]
         job.fingerprint = fingerprint(simulation.motion_key(obj, scene, world))
-        cage_data = cage_object.read(object_settings(obj).cage)
-        if cage_data is None:
-            raise simulation.StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
-        job.rest_local = cage_data[0]
         job.positions = np.empty((self.frame_count, job.rest_local.shape[0], 3), dtype=np.float32)
         job.next_frame = self.frame_start
 
@@ -220,7 +227,10 @@ class BakeJob:
                                      control_point_count=job.positions.shape[1],
                                      bind_id=settings.bind_id, fingerprint=job.fingerprint,
                                      inputs="".join(job.inputs))
-        bake_store.write(settings.cage, header, job.positions)
+        tear = bake_store.TearFrames.of(job.tears) if job.tears else None
+        target = bake_store.holder(obj)
+        assert target is not None  # bakeable: a cage, or the Surface body itself
+        bake_store.write(target, header, job.positions, tear)
         simulation.forget_input_changes(obj)
         self.results.append(BakeResult(job.name, header, job.seconds))
 
@@ -247,12 +257,10 @@ class BakeJob:
             world = simulation.rest_world_matrix(obj, depsgraph)
             if fingerprint(simulation.motion_key(obj, scene, world)) != job.fingerprint:
                 raise BakeError(f"{obj.name}: its settings changed while baking; bake again")
-            prepared = simulation.prepare(obj, scene, world)  # raises on a stale binding
             while job.next_frame <= job.frame_end:
                 t0 = time.perf_counter()
-                local = job.rest_local + simulation.displacements_at(obj, scene, job.next_frame, depsgraph)
-                job.inputs.append(scene_inputs.motion_digest(
-                    simulation.frame_inputs(obj, scene, job.next_frame, depsgraph, prepared), prepared.follows))
+                local, inputs, follows = self._frame(job, obj, scene, world, depsgraph)
+                job.inputs.append(scene_inputs.motion_digest(inputs, follows))
                 job.positions[job.next_frame - job.frame_start] = local
                 job.seconds += time.perf_counter() - t0
                 if progress is not None:
@@ -266,6 +274,23 @@ class BakeJob:
             if time.perf_counter() >= t_end:
                 break
         return self.done
+
+    @staticmethod
+    def _frame(job: _ObjectBake, obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
+               depsgraph: bpy.types.Depsgraph) -> tuple[np.ndarray, scene_inputs.FrameInputs, bool]:
+        """The next frame of ``job``: (control points float64 [Q, 3] object space, the frame's
+        scene inputs, whether the body follows them); a tearing Surface body's tear is kept."""
+        frame = job.next_frame
+        if job.surface:
+            surface = surface_sim.prepare(obj, scene, world)
+            shown = surface_sim.frame_at(obj, scene, frame, depsgraph, surface)
+            if shown.torn is not None:
+                job.tears.append(shown)
+            inputs = surface_sim.frame_inputs(obj, scene, frame, depsgraph, surface)
+            return job.rest_local + shown.displacements, inputs, surface.follows
+        prepared = simulation.prepare(obj, scene, world)  # raises on a stale binding
+        local = job.rest_local + simulation.displacements_at(obj, scene, frame, depsgraph, prepared)
+        return local, simulation.frame_inputs(obj, scene, frame, depsgraph, prepared), prepared.follows
 
     def run(self, depsgraph: bpy.types.Depsgraph,
             progress: Callable[[str, int, int], None] | None = None) -> list[BakeResult]:
@@ -314,7 +339,7 @@ def baked_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
 
 def free(obj: bpy.types.Object) -> bool:
     """Remove the bake of a soft body; returns whether there was one. Later frames are live."""
-    return bake_store.clear(object_settings(obj).cage)
+    return bake_store.clear(bake_store.holder(obj))
 
 
 def playback_control_points(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,

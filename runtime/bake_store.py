@@ -18,6 +18,17 @@ it; it shows under the add-on's own ``tetrig`` group only with Developer Extras 
 - ``positions`` (float32 array, F·Q·3): control points in the cage's (= the soft body's) object
   space, frame after frame, point after point, x y z.
 
+A Surface body (``surface_sim``) has no cage: its bake lives on the object itself
+(``obj.tetrig["_bake"]``, ``holder``), its "control points" are the mesh's own vertices (each one's
+own particle), and a body that tears also stores, per frame, which edges are torn and how far the
+face corners of split vertices are from their vertex (``write``'s ``tear``):
+
+- ``torn_edges`` (int32), ``torn_counts`` (int32 [F]): the torn edges' indices, frame after frame,
+  and how many each frame has;
+- ``split_corners`` (int32), ``split_offsets`` (float32, ×3), ``split_counts`` (int32 [F]): the face
+  corners whose particle is not their vertex's own, their offset in object space, and how many
+  each frame has (only those: most corners of a torn sheet are not split).
+
 Why there: the cage's vertices are the control points, so a bake lives and dies with the cage it
 belongs to (Build Cage replaces the cage, Remove deletes it). ID-property arrays are stored as
 raw binary in the .blend (4 bytes a float32), need no external file, survive save/reload, undo
@@ -29,13 +40,16 @@ are shown with: 759 control points × 120 frames take 1.09 MB. The dense mesh is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bpy
 import numpy as np
 
 from . import mesh_io
-from .properties import object_settings
+from .properties import is_surface, object_settings
+
+if TYPE_CHECKING:
+    from .surface_sim import SurfaceFrame
 
 PROPERTY = "_bake"  # a key inside ``Object.tetrig``; no registered setting starts with "_"
 FORMAT_VERSION = 1
@@ -69,17 +83,59 @@ def _group(cage: bpy.types.Object) -> Any:
     return object_settings(cage).get(PROPERTY)
 
 
-def write(cage: bpy.types.Object, info: BakeInfo, positions: np.ndarray) -> None:
-    """Store a bake on ``cage``, replacing any earlier one.
+def holder(obj: bpy.types.Object) -> bpy.types.Object | None:
+    """The object a soft body's bake lives on: its cage, or a Surface body itself."""
+    return obj if is_surface(obj) else object_settings(obj).cage
+
+
+@dataclass
+class TearFrames:
+    """A tearing Surface body's tear, frame by frame, as stored (see the module).
+
+    Attributes:
+        torn_edges: int32 [Σ torn], torn_counts: int32 [F];
+        split_corners: int32 [Σ split], split_offsets: float32 [Σ split, 3], split_counts: int32 [F].
+    """
+
+    torn_edges: np.ndarray
+    torn_counts: np.ndarray
+    split_corners: np.ndarray
+    split_offsets: np.ndarray
+    split_counts: np.ndarray
+
+    @staticmethod
+    def of(frames: list["SurfaceFrame"]) -> "TearFrames":
+        """The stored form of a list of frames (each with ``torn`` and ``corner_offsets``)."""
+        torn = [np.flatnonzero(f.torn).astype(np.int32) if f.torn is not None else np.zeros(0, np.int32)
+                for f in frames]
+        split = [np.flatnonzero(np.any(f.corner_offsets != 0.0, axis=1)) if f.corner_offsets is not None
+                 else np.zeros(0, np.int64) for f in frames]
+        offsets = [f.corner_offsets[c] if f.corner_offsets is not None else np.zeros((0, 3))
+                   for f, c in zip(frames, split)]
+        return TearFrames(np.concatenate([np.zeros(0, np.int32)] + torn).astype(np.int32),
+                          np.array([t.shape[0] for t in torn], dtype=np.int32),
+                          np.concatenate([np.zeros(0, np.int64)] + split).astype(np.int32),
+                          np.concatenate([np.zeros((0, 3))] + offsets).astype(np.float32),
+                          np.array([c.shape[0] for c in split], dtype=np.int32))
+
+
+def write(cage: bpy.types.Object, info: BakeInfo, positions: np.ndarray, tear: TearFrames | None = None) -> None:
+    """Store a bake on ``cage`` (``holder``), replacing any earlier one.
 
     Args:
         positions: float [frame_count, control_point_count, 3], object space; stored as float32.
+        tear: a tearing Surface body's tear per frame, or ``None``.
     """
     data = np.ascontiguousarray(positions, dtype=np.float32)
     expected = (info.frame_count, info.control_point_count, 3)
     if data.shape != expected:
         raise ValueError(f"bake positions have the shape {data.shape}, expected {expected}")
-    object_settings(cage)[PROPERTY] = {
+    extra: dict[str, Any] = {}
+    if tear is not None:
+        extra = {"torn_edges": tear.torn_edges, "torn_counts": tear.torn_counts,
+                 "split_corners": tear.split_corners, "split_offsets": tear.split_offsets.ravel(),
+                 "split_counts": tear.split_counts}
+    object_settings(cage)[PROPERTY] = {**extra,
         "version": FORMAT_VERSION,
         "frame_start": int(info.frame_start),
         "frame_end": int(info.frame_end),
@@ -150,8 +206,9 @@ def clear(cage: bpy.types.Object | None) -> bool:
 
 
 def source_bake(obj: bpy.types.Object) -> BakeInfo | None:
-    """The valid bake of a soft body (on its cage, made with its current binding), or ``None``."""
-    header = info(object_settings(obj).cage)
+    """The valid bake of a soft body (on its cage, or on a Surface body itself, made with its
+    current binding), or ``None``."""
+    header = info(holder(obj))
     if header is None or header.bind_id != object_settings(obj).bind_id:
         return None
     return header
@@ -165,8 +222,48 @@ def baked_displacements(obj: bpy.types.Object, frame: int) -> np.ndarray | None:
     """
     if source_bake(obj) is None:
         return None
-    cage = object_settings(obj).cage
+    cage = holder(obj)
+    assert cage is not None  # source_bake found its bake
     positions = positions_at(cage, frame)
     if positions is None:
         return None
     return positions.astype(np.float64) - mesh_io.vertex_positions(mesh_io.mesh_of(cage))
+
+
+def _frame_slice(group: Any, values: str, counts: str, index: int, width: int, dtype: type) -> np.ndarray | None:
+    """Frame ``index``'s rows of a concatenated per-frame array of the bake, or ``None`` when it is
+    missing or malformed."""
+    if values not in group or counts not in group:
+        return None
+    per_frame = np.frombuffer(group[counts], dtype=np.int32)
+    data: np.ndarray = np.frombuffer(group[values], dtype=dtype)
+    if index >= per_frame.shape[0] or data.shape[0] != int(per_frame.sum()) * width:
+        return None
+    start = int(per_frame[:index].sum())
+    return data[start * width:(start + int(per_frame[index])) * width].reshape(-1, width) if width > 1 \
+        else data[start:start + int(per_frame[index])]
+
+
+def baked_surface_frame(obj: bpy.types.Object, frame: int) -> "SurfaceFrame | None":
+    """The baked ``surface_sim.SurfaceFrame`` of a Surface body at ``frame``: displacements float64
+    [N, 3] object space and, for a tearing bake, the torn edges bool [edge_count] and the corner
+    offsets float64 [corner_count, 3]; ``None`` when ``frame`` is not baked."""
+    from .surface_sim import SurfaceFrame
+
+    displacements = baked_displacements(obj, frame)
+    header = source_bake(obj)
+    if displacements is None or header is None:
+        return None
+    group = _group(obj)
+    index = frame - header.frame_start
+    edges = _frame_slice(group, "torn_edges", "torn_counts", index, 1, np.int32)
+    corners = _frame_slice(group, "split_corners", "split_counts", index, 1, np.int32)
+    offsets = _frame_slice(group, "split_offsets", "split_counts", index, 3, np.float32)
+    if edges is None or corners is None or offsets is None:
+        return SurfaceFrame(displacements)
+    mesh = mesh_io.mesh_of(obj)
+    torn = np.zeros(len(mesh.edges), dtype=bool)
+    torn[edges] = True
+    corner_offsets = np.zeros((len(mesh.loops), 3))
+    corner_offsets[corners] = offsets
+    return SurfaceFrame(displacements, torn, corner_offsets)

@@ -1,7 +1,9 @@
 """``Object.tetrig``: every TetRig setting of an object, saved with the .blend.
 
 A source object (the user's mesh) holds the build and simulation settings and a pointer to its
-cage; the cage object holds a pointer back. Lengths use Blender's unit system (scene unit scale).
+cage; the cage object holds a pointer back. A Surface body (``body_type``, set up by Set Up Surface
+Body) has no cage: its own vertices are the particles, and ``surface_bound`` tells it apart. Lengths
+use Blender's unit system (scene unit scale); the other settings carry their SI unit in their name.
 """
 
 from __future__ import annotations
@@ -14,9 +16,16 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
 from ..tetrig_addon import cage as engine_cage
 from ..tetrig_addon import quality as engine_quality
 from ..tetrig_addon import solver as engine_solver
+from ..tetrig_addon.solver.plasticity import PlasticSettings
+from ..tetrig_addon.surface import TearSettings
 from . import cage_object
 
 ROLE_NONE, ROLE_SOURCE, ROLE_CAGE, ROLE_POINTS = "NONE", "SOURCE", "CAGE", "POINTS"
+BODY_CAGE, BODY_SURFACE = "CAGE", "SURFACE"
+# The engine's defaults, so that the panel starts where the engine's documentation does.
+_MATERIAL = engine_solver.SurfaceMaterial()
+_PLASTIC = PlasticSettings()
+_TEAR = TearSettings()
 
 
 def _own_cage(settings: "TetRigObjectSettings") -> bpy.types.Object | None:
@@ -52,7 +61,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     role: EnumProperty(  # type: ignore[valid-type]
         name="Role",
         items=[(ROLE_NONE, "None", "Not a TetRig object"),
-               (ROLE_SOURCE, "Soft Body", "A mesh bound to a tetrahedral cage"),
+               (ROLE_SOURCE, "Soft Body", "A mesh bound to a tetrahedral cage, or a Surface body"),
                (ROLE_CAGE, "Cage", "The tetrahedral cage of a soft body"),
                (ROLE_POINTS, "Points", "The binding of a soft body whose modifiers make new vertices "
                                        "(Mirror, Array) before TetRig")],
@@ -88,6 +97,68 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     outside_count: IntProperty(  # type: ignore[valid-type]
         name="Outside", default=0,
         description="Vertices found in no tet at bind time, bound to their nearest tet")
+
+    # What kind of soft body: the panel's main button sets up the one chosen here
+    body_type: EnumProperty(  # type: ignore[valid-type]
+        name="Body Type",
+        items=[(BODY_CAGE, "Cage", "Tetrahedral cage: a solid body bound to a cage of tets (any mesh)"),
+               (BODY_SURFACE, "Surface", "Surface: the mesh's own vertices are the particles; springs on "
+                                        "its edges, faces and hinges (cloth, sheets, balloons, jelly)")],
+        default=BODY_CAGE)
+    surface_bound: BoolProperty(  # type: ignore[valid-type]
+        name="Surface Body", default=False, options={"HIDDEN"},
+        description="Set up as a Surface body (Set Up Surface Body), not bound to a cage")
+
+    # Surface body material (SurfaceMaterial): moduli per metre of sheet, independent of the mesh's
+    # resolution
+    areal_density: FloatProperty(  # type: ignore[valid-type]
+        name="Density kg/m²", default=1.0, min=1e-6, soft_min=0.01, soft_max=100.0,
+        description="Mass per area of the surface [kg/m²]: density [kg/m³] × thickness [m] (1 mm of "
+                    "rubber ~1 kg/m², cotton cloth ~0.15 kg/m²); each triangle gives a third of its "
+                    "mass to each corner")
+    stretch: FloatProperty(  # type: ignore[valid-type]
+        name="Stretch N/m", default=_MATERIAL.stretch, min=1e-6, soft_min=1.0, soft_max=1e6, precision=1,
+        description="Stretch stiffness [N/m] of the springs on the edges: force per metre of width at "
+                    "100 % strain (Young's modulus × thickness)")
+    shear: FloatProperty(  # type: ignore[valid-type]
+        name="Shear N/m", default=_MATERIAL.shear, min=0.0, soft_max=1e6, precision=1,
+        description="Shear stiffness [N/m] of the springs across the faces' diagonals (quads and larger "
+                    "faces; a triangle mesh has none)")
+    bending: FloatProperty(  # type: ignore[valid-type]
+        name="Bending N·m", default=_MATERIAL.bending, min=0.0, soft_max=10.0, precision=5,
+        description="Bending stiffness [N·m] across every edge (a plate's flexural rigidity): 0 folds "
+                    "freely like thin cloth, higher keeps the surface's curvature")
+    pressure: FloatProperty(  # type: ignore[valid-type]
+        name="Pressure Pa", default=_MATERIAL.pressure, min=0.0, soft_max=2e5, precision=0,
+        description="Gas pressure inside a closed surface [Pa] at its rest volume (p·V stays constant); "
+                    "0 turns it off. Higher keeps the volume better (101325 Pa: air at 1 atm). Needs a "
+                    "closed mesh")
+    use_tearing: BoolProperty(  # type: ignore[valid-type]
+        name="Tearing", default=False,
+        description="Springs stretched beyond the tear stretch break for good, and the mesh splits "
+                    "along its torn edges")
+    tear_threshold: FloatProperty(  # type: ignore[valid-type]
+        name="Tear Stretch", default=_TEAR.threshold, min=1e-3, soft_max=3.0, subtype="FACTOR",
+        description="Stretch (length − rest length)/rest length beyond which a spring tears: 0.5 tears "
+                    "at 150 % of its rest length")
+
+    # Plasticity (cage and surface bodies): the rest shape creeps towards the deformed one
+    use_plasticity: BoolProperty(  # type: ignore[valid-type]
+        name="Plasticity", default=False,
+        description="Deformation beyond the yield stays: the rest shape creeps towards the deformed "
+                    "shape (dents, bends). Not for a mesh posed by modifiers or shape keys before TetRig")
+    plastic_yield: FloatProperty(  # type: ignore[valid-type]
+        name="Yield", default=_PLASTIC.yield_strain, min=0.0, soft_max=1.0, precision=3,
+        description="Elastic strain (relative length change; radians for bending) beyond which the rest "
+                    "shape creeps")
+    plastic_rate: FloatProperty(  # type: ignore[valid-type]
+        name="Creep Rate", default=_PLASTIC.rate, min=1e-3, soft_max=100.0,
+        description="How fast the strain beyond the yield goes into the rest shape [1/s]: the share "
+                    "1 − exp(−rate·t) of it after t seconds")
+    plastic_max_strain: FloatProperty(  # type: ignore[valid-type]
+        name="Max Strain", default=_PLASTIC.max_strain, min=1e-3, max=0.999, subtype="FACTOR",
+        description="Largest permanent strain: 0.5 keeps every rest length between 50 % and 150 % of "
+                    "the original")
 
     # Cage build
     cage_method: EnumProperty(  # type: ignore[valid-type]
@@ -225,6 +296,25 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
 def object_settings(obj: bpy.types.Object) -> TetRigObjectSettings:
     """``obj.tetrig``, typed (the stubs cannot know the property this add-on registers)."""
     return obj.tetrig  # type: ignore[attr-defined]
+
+
+def is_surface(obj: bpy.types.Object) -> bool:
+    """Whether ``obj`` is set up as a Surface body (its own vertices are the particles)."""
+    s = object_settings(obj)
+    return s.role == ROLE_SOURCE and s.surface_bound
+
+
+def plastic_settings(obj: bpy.types.Object) -> PlasticSettings | None:
+    """The object's plasticity in the engine's terms, or ``None`` when it is off.
+
+    Raises:
+        TetRigInputError: settings out of range (``PlasticSettings.validated``).
+    """
+    s = object_settings(obj)
+    if not s.use_plasticity:
+        return None
+    return PlasticSettings(yield_strain=s.plastic_yield, rate=s.plastic_rate,
+                           max_strain=s.plastic_max_strain).validated()
 
 
 classes = (TetRigObjectSettings,)

@@ -18,8 +18,9 @@ from scipy.spatial import ConvexHull, QhullError
 from ..tetrig_addon.binding import bind
 from ..tetrig_addon.cage import METHOD_FIT, build_cage
 from ..tetrig_addon.errors import TetRigInputError
-from . import binding_store, cage_object, mesh_io, offset_modifier, points_object, simulation, stack
-from .properties import object_settings, ROLE_CAGE, ROLE_NONE, ROLE_SOURCE
+from . import (bake_store, binding_store, cage_object, mesh_io, offset_modifier, points_object, simulation, stack,
+               surface_sim)
+from .properties import BODY_CAGE, BODY_SURFACE, object_settings, plastic_settings, ROLE_CAGE, ROLE_NONE, ROLE_SOURCE
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,7 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     offset_modifier.ensure(obj, position, points)
     offset_modifier.ensure(cage_obj)
     settings.role = ROLE_SOURCE
+    settings.body_type = BODY_CAGE
     settings.cage = cage_obj
     settings.points = points
     settings.bind_id = uuid.uuid4().hex
@@ -195,6 +197,66 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     simulation.free(obj)
     return BuildReport(binding.vertex_count, cage.control_point_count, cage.tet_count,
                        binding.outside_count, cage.dropped_slivers, seconds, cage.method, cage.note)
+
+
+@dataclass(frozen=True)
+class SurfaceReport:
+    """What Set Up Surface Body made, for the operator's report and the batch summary."""
+
+    vertex_count: int
+    edge_count: int
+    face_count: int
+    closed: bool  # the surface encloses a volume (pressure can work)
+    seconds: float
+
+    def message(self, name: str) -> str:
+        kind = "closed" if self.closed else "open (no pressure)"
+        return (f"{name}: Surface body, {self.vertex_count} vertices, {self.edge_count} edges, "
+                f"{self.face_count} faces, {kind} ({self.seconds * 1000:.0f} ms)")
+
+
+def setup_surface(obj: bpy.types.Object) -> SurfaceReport:
+    """Make ``obj`` a Surface body: its own vertices are the particles (replacing any cage),
+    shown through the offset modifier; the settings are kept. The engine builds the body and
+    checks it with the object's material first (``SurfaceBody.check``: pressure needs a closed
+    mesh), so a refusal changes nothing.
+
+    Raises:
+        TetRigInputError: the object cannot be a Surface body (see ``check_source``; no faces,
+            loose vertices, pressure on an open mesh, a missing goal group, modifiers before
+            TetRig that make new vertices); the message says what to do.
+    """
+    check_source(obj)
+    t0 = time.perf_counter()
+    settings = object_settings(obj)
+    if stack.posed(obj) and not stack.own_vertices(obj):
+        raise TetRigInputError(f"{obj.name}: modifiers before TetRig make new vertices (Mirror, Array); a "
+                               "Surface body simulates the mesh's own vertices: apply them first.")
+    world = np.array(obj.matrix_world, dtype=np.float64)
+    try:
+        body = surface_sim.build(obj, world, 1.0)
+    except simulation.StaleBindingError as exc:  # a goal group that does not exist
+        raise TetRigInputError(str(exc)) from exc
+    body.check(surface_sim.material(obj))
+    surface_sim.tear_settings(obj)  # settings out of range raise here, before anything changes
+    plastic_settings(obj)
+    position = stack.tetrig_index(obj)
+    if position is None:
+        position = stack.insert_index(obj)
+    remove(obj)
+    mesh = mesh_io.mesh_of(obj)
+    mesh_io.write_attribute(mesh, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", np.zeros((len(mesh.vertices), 3)))
+    offset_modifier.ensure(obj, position)
+    settings.role = ROLE_SOURCE
+    settings.body_type = BODY_SURFACE
+    settings.surface_bound = True
+    settings.bind_id = uuid.uuid4().hex
+    settings.rest_fingerprint = binding_store.rest_fingerprint(obj)
+    settings.has_rest_matrix = False  # the next evaluation records the pose
+    settings.bound_vertex_count = len(mesh.vertices)
+    simulation.free(obj)
+    return SurfaceReport(len(mesh.vertices), len(mesh.edges), len(mesh.polygons), body.mesh.closure.closed,
+                         time.perf_counter() - t0)
 
 
 def remove(obj: bpy.types.Object) -> None:
@@ -211,6 +273,11 @@ def remove(obj: bpy.types.Object) -> None:
     if points is not None and object_settings(points).source == obj:
         points_object.remove(points)
     settings.points = None
+    if settings.surface_bound:  # a Surface body's bake and tear live on the object itself
+        from . import tear_display
+        bake_store.clear(obj)
+        tear_display.write(obj, None, None)
+    settings.surface_bound = False
     offset_modifier.remove(obj)
     binding_store.clear(mesh_io.mesh_of(obj))
     simulation.free(obj)

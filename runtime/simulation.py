@@ -21,7 +21,8 @@ from ..tetrig_addon.binding import blend, blend_matrix, control_point_goal_weigh
 from ..tetrig_addon.timeline import FrameCache
 from . import (bake_store, binding_store, cage_object, compiled_solver, mesh_io, points_object, quality_pass,
                scene_inputs, stack)
-from .properties import object_settings, ROLE_SOURCE
+from ..tetrig_addon.solver.plasticity import PlasticSettings
+from .properties import is_surface, object_settings, plastic_settings, ROLE_SOURCE
 
 # A vertex is pinned when its weight in the pin group is at least this.
 PIN_THRESHOLD = 0.5
@@ -72,7 +73,10 @@ def forget_input_changes(obj: bpy.types.Object) -> None:
 
 def free(obj: bpy.types.Object | None = None) -> None:
     """Forget cached models and frames of one object, or of all objects."""
+    from . import surface_sim
+
     scene_inputs.free(obj)
+    surface_sim.free(obj)
     if obj is None:  # a new file or an undo: session ids may name other objects now
         _prepared.clear()
         _caches.clear()
@@ -83,20 +87,37 @@ def free(obj: bpy.types.Object | None = None) -> None:
             table.pop(obj.session_uid, None)
 
 
+def warn(obj: bpy.types.Object, message: str) -> None:
+    """Record a warning about ``obj`` for the panel (``status``), printed once."""
+    if _warned.get(obj.session_uid) != message:
+        _warned[obj.session_uid] = message
+        print("TetRig:", message)
+
+
+def note_inputs_changed(obj: bpy.types.Object) -> None:
+    """Playback showed a baked frame whose scene inputs differ from the baked ones."""
+    _inputs_changed.add(obj.session_uid)
+
+
 def status(obj: bpy.types.Object) -> str:
     """The last warning about ``obj`` from the frame handler, or ''."""
     return _warned.get(obj.session_uid, "")
 
 
-def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSettings:
+def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene, cage: bool = True) -> solver.SimSettings:
     """The object's simulation settings in SI units, read once per frame. The substeps per frame
-    follow its Steps per Second and the scene's frame rate, so frame rates share one step."""
+    follow its Steps per Second and the scene's frame rate, so frame rates share one step.
+
+    ``cage=False`` (a Surface body): the cages' material fields (mode, stiffness, volume) stay at
+    their defaults, which a surface body does not read (``SurfaceBody.advance``), so they never
+    change its frame cache or outdate its bake."""
     s = object_settings(obj)
     scale = scene.unit_settings.scale_length
     gravity = tuple(np.array(scene.gravity).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
+    material = (dict(mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness, use_volume=s.use_volume,
+                     volume_stiffness=s.volume_stiffness) if cage else {})
     return solver.SimSettings(
-        mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness,
-        use_volume=s.use_volume, volume_stiffness=s.volume_stiffness, damping=s.damping,
+        **material, damping=s.damping,
         substeps=solver.substeps_for(s.steps_per_second, frame_dt(scene)), iterations=s.iterations,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
         ground_friction=s.ground_friction,
@@ -105,7 +126,8 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> solver.SimSet
     ).validated()
 
 
-def _goal_key(obj: bpy.types.Object) -> tuple:
+def goal_key(obj: bpy.types.Object) -> tuple:
+    """The goal settings the model depends on (only the switch when goals are off)."""
     s = object_settings(obj)
     return (s.use_goal, s.goal_group, s.goal_default, s.goal_min, s.goal_max) if s.use_goal else (False,)
 
@@ -121,7 +143,7 @@ def follows_animation(obj: bpy.types.Object) -> bool:
 def _model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> tuple:
     s = object_settings(obj)
     cage = s.cage
-    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, goal_key(obj),
             scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
             binding_store.rest_fingerprint(obj), stack.posed(obj), stack.input_animated(obj),
             cage.session_uid if cage is not None else None)  # last: motion_key leaves it out
@@ -199,6 +221,8 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) ->
     cached = _prepared.get(obj.session_uid)
     if cached is not None and cached.key == key:
         return cached
+    if is_surface(obj):  # the cage-only paths (exports of control points) have nothing to read
+        raise StaleBindingError(f"{obj.name} is a Surface body: it has no cage or control points.")
     cage = object_settings(obj).cage
     if cage is None or cage.type != "MESH":
         raise StaleBindingError(f"{obj.name}: its cage object is gone; press Build Cage again.")
@@ -296,12 +320,21 @@ def _pose_reader(prepared: Prepared) -> scene_inputs.PoseReader | None:
     count = prepared.indices.shape[0]
 
     def read(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
-        try:
-            return follow.posed(stack.read_input(obj, depsgraph, count))
-        except stack.InputError as exc:
-            raise StaleBindingError(str(exc)) from exc
+        return follow.posed(read_input(obj, depsgraph, count))
 
     return read
+
+
+def read_input(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, count: int) -> np.ndarray:
+    """``stack.read_input``: TetRig's input in the evaluated mesh now, float64 [count, 3] object space.
+
+    Raises:
+        StaleBindingError: the input no longer matches the binding (``stack.InputError``'s message).
+    """
+    try:
+        return stack.read_input(obj, depsgraph, count)
+    except stack.InputError as exc:
+        raise StaleBindingError(str(exc)) from exc
 
 
 def frame_inputs(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgraph: bpy.types.Depsgraph,
@@ -329,11 +362,14 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     if prepared is None:
         prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph))
     settings = sim_settings(obj, scene)
+    plastic = cage_plasticity(obj, prepared)
     dt = frame_dt(scene)
     compiled_solver.wait_for_kernel()
     # reading the current frame's inputs first lets an edit since the last visit drop the cache
     frame_inputs(obj, scene, scene.frame_current, depsgraph, prepared)
-    key = (prepared.key, settings, dt, scene.frame_start, scene_inputs.version(obj))
+    # in motion_key's order (the bake's fingerprint): plasticity only when on
+    key = (prepared.key, settings, dt, scene.frame_start, *((plastic,) if plastic else ()),
+           scene_inputs.version(obj))
     cache = _caches.get(obj.session_uid)
     if cache is None or cache.key != key:
         start = solver.rest_state(prepared.model)
@@ -353,7 +389,8 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
         elif prepared.follows:
             begin = frame_inputs(obj, scene, f, depsgraph, prepared)
             goals = (goal_positions(prepared, begin.world), goal_positions(prepared, end.world))
-        return solver.step(model, state, settings, dt, goals=goals, colliders=end.colliders)
+        # the crept rest data (plasticity) ride on the state from frame to frame (State.moved)
+        return solver.step(model, state, settings, dt, goals=goals, colliders=end.colliders, plastic=plastic)
 
     state = cache.state_at(frame, advance)
     if cache.first_bad_frame is not None and obj.session_uid not in _warned:
@@ -362,6 +399,13 @@ def control_points_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
             "frozen there; raise Steps per Second or lower the stiffness.")
         print("TetRig:", _warned[obj.session_uid])
     return state.shown()
+
+
+def cage_plasticity(obj: bpy.types.Object, prepared: Prepared) -> PlasticSettings | None:
+    """The cage's plasticity (``properties.plastic_settings``), or ``None`` when it is off or the
+    mesh is posed: a posed cage's rest shape is the pose of each frame (``solver.with_rest``),
+    which crept rest data would replace."""
+    return None if prepared.follow is not None else plastic_settings(obj)
 
 
 def posed_world(prepared: Prepared, inputs: scene_inputs.FrameInputs) -> np.ndarray:
@@ -451,11 +495,16 @@ def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray)
     Args:
         world: float64 [4, 4], the object's world matrix (see ``rest_world_matrix``).
     """
+    if is_surface(obj):
+        from . import surface_sim
+        return surface_sim.motion_key(obj, scene, world)
     s = object_settings(obj)
-    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, _goal_key(obj),
+    plastic = None if stack.posed(obj) else plastic_settings(obj)
+    # plasticity only when on: the bakes made before it existed stay current
+    return (s.bind_id, world.round(12).tobytes(), s.density, s.pin_group, goal_key(obj),
             scene.unit_settings.scale_length, len(mesh_io.mesh_of(obj).vertices), follows_animation(obj),
             binding_store.rest_fingerprint(obj), stack.posed(obj), stack.input_animated(obj),
-            sim_settings(obj, scene), frame_dt(scene), scene.frame_start)
+            sim_settings(obj, scene), frame_dt(scene), scene.frame_start) + ((plastic,) if plastic else ())
 
 
 def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
@@ -493,10 +542,7 @@ def shown_input(obj: bpy.types.Object, prepared: Prepared, depsgraph: bpy.types.
     """
     if prepared.follow is None or not object_settings(obj).use_quality:
         return None
-    try:
-        return stack.read_input(obj, depsgraph, prepared.indices.shape[0])
-    except stack.InputError as exc:
-        raise StaleBindingError(str(exc)) from exc
+    return read_input(obj, depsgraph, prepared.indices.shape[0])
 
 
 def soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
@@ -514,7 +560,11 @@ def update_scene(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None
         if in_edit_mode(obj):
             continue
         try:
-            update_object(obj, scene, frame, depsgraph)
+            if is_surface(obj):
+                from . import surface_sim
+                surface_sim.update_object(obj, scene, frame, depsgraph)
+            else:
+                update_object(obj, scene, frame, depsgraph)
         except (StaleBindingError, scene_inputs.InputsUnavailable, ValueError) as exc:
             _prepared.pop(obj.session_uid, None)
             show_rest(obj)
@@ -535,6 +585,10 @@ def show_rest(obj: bpy.types.Object) -> None:
     shape, posed) rather than a stale frame. Leaves a mesh in Edit Mode alone."""
     s = object_settings(obj)
     if in_edit_mode(obj):
+        return
+    if is_surface(obj):
+        from . import surface_sim
+        surface_sim.show_rest(obj)
         return
     for holder in {mesh_io.mesh_of(obj), binding_store.holder(obj)}:
         offset = holder.attributes.get(binding_store.OFFSET_ATTRIBUTE)

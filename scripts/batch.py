@@ -16,7 +16,9 @@ One file (the single-file job, in this process): load the add-on (the installed 
 Blender has it enabled, else this repository; see ``_addon_loader.py``); find the objects in the
 current scene (``--object`` may be repeated; ``--all`` takes every soft body of the scene that has
 Simulate on and every armature with jiggle bones); build the cage and binding of each mesh unless
-it is already bound (``--rebuild`` builds it again anyway), set up each armature's jiggle bones; bake frames FIRST..LAST (default: the scene's range) into the .blend (see
+it is already bound (``--rebuild`` builds it again anyway), or set it up as a Surface body when its
+Body Type is Surface (its own vertices are the particles: no cage; its bake, tear included, is
+stored on the object), set up each armature's jiggle bones; bake frames FIRST..LAST (default: the scene's range) into the .blend (see
 ``runtime/bake.py``), printing ``tetrig batch: frame 40/120`` every 10 frames (``tetrig batch:
 NAME frame 40/120`` with several objects); show the last frame; save the scene to ``--output``, or into
 ``--output-dir``, or next to the input as ``<name>.baked.blend`` (parent folders are created);
@@ -298,6 +300,10 @@ def ensure_bound(addon: ModuleType, obj: bpy.types.Object, scene: bpy.types.Scen
     if settings.role == "CAGE" and settings.source is not None:
         raise BatchError(f"{obj.name} is the TetRig cage of {settings.source.name}; "
                          f"pass --object {settings.source.name!r}")
+    surface = obj.type == "MESH" and (settings.surface_bound if settings.role == "SOURCE"
+                                      else settings.body_type == "SURFACE")
+    if surface:  # a Surface body (Set Up Surface Body): its own vertices are the particles
+        return ensure_surface(addon, obj, rebuild)
     if obj.type == "MESH" and settings.role == "SOURCE" and not rebuild:
         # The same checks the frame handler makes before it simulates: a cage that is still a
         # tet mesh, binding attributes present, and the vertex count it was bound with.
@@ -317,6 +323,25 @@ def ensure_bound(addon: ModuleType, obj: bpy.types.Object, scene: bpy.types.Scen
         raise BatchError(str(exc)) from exc
     return RigCounts(report.vertex_count, report.control_point_count, report.tet_count,
                      report.seconds)
+
+
+def ensure_surface(addon: ModuleType, obj: bpy.types.Object, rebuild: bool) -> RigCounts:
+    """Set up ``obj`` as a Surface body unless it is one already (``rebuild``: set it up again,
+    which checks it anew). Its counts are its vertices (the particles) and no tets.
+
+    Raises:
+        BatchError: TetRig refuses the object (an open mesh with pressure on, no faces ...).
+    """
+    rig = _addon_loader.submodule(addon, "runtime.rig")
+    errors = _addon_loader.submodule(addon, "tetrig_addon.errors")
+    vertex_count = len(obj.data.vertices)
+    if _addon_loader.settings(obj).role == "SOURCE" and not rebuild:
+        return RigCounts(vertex_count, vertex_count, 0, None)
+    try:
+        report = rig.setup_surface(obj)
+    except errors.TetRigInputError as exc:
+        raise BatchError(str(exc)) from exc
+    return RigCounts(vertex_count, vertex_count, 0, report.seconds)
 
 
 def _progress(names: list[str]) -> Any:
@@ -363,6 +388,10 @@ def run(args: Arguments) -> str:
     objects = [o for o in chosen if o.type != "ARMATURE"]
     if args.json and not objects:
         raise BatchError("--json writes a soft body's cage and binding; an armature has none")
+    if args.json and (_addon_loader.settings(objects[0]).surface_bound
+                      or _addon_loader.settings(objects[0]).body_type == "SURFACE"):
+        raise BatchError(f"--json writes a soft body's cage and binding; {objects[0].name} is a Surface "
+                         "body and has none")
     counts = {obj.name: ensure_bound(addon, obj, scene, args.rebuild) for obj in objects}
     first, last = args.frames if args.frames is not None else (scene.frame_start, scene.frame_end)
     if first > last:
@@ -408,8 +437,9 @@ def run(args: Arguments) -> str:
         c = counts[result.name]
         build = ("kept the existing binding" if c.build_seconds is None
                  else f"build {c.build_seconds:.3f} s")
-        lines.append(f"{PREFIX}: {result.name}: {c.vertex_count} vertices, {c.control_point_count} "
-                     f"control points, {c.tet_count} tets, {build}, frames {first}-{last} baked at "
+        made = (f"{c.vertex_count} vertices, Surface body" if c.tet_count == 0 else
+                f"{c.vertex_count} vertices, {c.control_point_count} control points, {c.tet_count} tets")
+        lines.append(f"{PREFIX}: {result.name}: {made}, {build}, frames {first}-{last} baked at "
                      f"{result.seconds / result.info.frame_count * 1000:.1f} ms/frame "
                      f"({result.info.nbytes / 1e6:.2f} MB); saved {saved}")
     return "\n".join(lines)

@@ -192,3 +192,9 @@ def test_the_bake_fingerprint_follows_the_frame_cache_key(bpy, addon):
     # the last entry counts this session's drops of recorded scene inputs (scene_inputs.version)
     assert cache_key[-1] == simulation.scene_inputs.version(obj)
     assert motion == (*model_key[:-1], *cache_key[1:-1])
+    # plasticity on: in both keys, after the frame settings (off, neither has it: older bakes stay current)
+    obj.tetrig.use_plasticity = True
+    scene.frame_set(4)
+    cache_key = simulation._caches[obj.session_uid].key
+    plastic = simulation.motion_key(obj, scene, world)
+    assert plastic == (*motion, simulation.plastic_settings(obj)) == (*cache_key[0][:-1], *cache_key[1:-1])
