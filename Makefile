@@ -9,6 +9,8 @@
 #   make build       extension zips into dist/, one per platform and Python version
 #                    (PLATFORMS="linux-x64 ..." and PYTHONS="3.11 3.13" limit them)
 #   make demo MESH=path/to/mesh
+#   make jelly       scripts/jelly_demo.py: the seed's jelly sphere, a Surface body with pressure, dropped
+#                    (PRESSURE=Pa, 0 for none) -> out/jelly.blend, out/jelly_summary.txt
 #   make real-blender-check  renders, UI and install checks in the real Blender 4.3 (../shared/tools)
 #   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
 #   make bench-surface  benchmarks/surface.py (QUICK=1): Surface bodies at 10k and 100k vertices vs
@@ -37,12 +39,13 @@ TYPECHECK_VENV := .venv-typecheck
 # package, because the clone's own folder name is arbitrary (see mypy.ini).
 TYPECHECK_SRC := $(TYPECHECK_VENV)/src
 TYPECHECK_TARGETS := -m tetrig -p tetrig.operators -p tetrig.panels -p tetrig.runtime \
-	-m tetrig.scripts.batch -m tetrig.scripts.demo -m tetrig.scripts.load_addon
+	-m tetrig.scripts.batch -m tetrig.scripts.demo -m tetrig.scripts.jelly_demo -m tetrig.scripts.load_addon
 PLATFORMS ?=
 PYTHONS ?=
 MESH ?=
+PRESSURE ?=
 
-.PHONY: venv venv313 test test311 test313 typecheck build demo bench bench-surface real-blender-check clean \
+.PHONY: venv venv313 test test311 test313 typecheck build demo jelly bench bench-surface real-blender-check clean \
 	distclean
 
 venv: $(VENV)/.stamp
@@ -100,6 +103,9 @@ build: venv
 
 demo: venv
 	$(VENV)/bin/python scripts/demo.py $(MESH)
+
+jelly: venv
+	$(VENV)/bin/python scripts/jelly_demo.py $(if $(PRESSURE),--pressure $(PRESSURE))
 
 real-blender-check: venv
 	../shared/tools/real-blender/setup.sh
