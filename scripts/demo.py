@@ -73,11 +73,18 @@ class _Parser(argparse.ArgumentParser):
         raise DemoError(message)
 
 
-def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    """Arguments after ``--`` in the blender program, else after the script name."""
+def script_options(argv: list[str]) -> list[str]:
+    """A script's own arguments: those after ``--`` in the blender program, else after the
+    script's name (a ``--`` there is dropped)."""
     options = argv[argv.index("--") + 1:] if bpy.app.binary_path else argv[1:]
     if not bpy.app.binary_path and "--" in options:
         options.remove("--")
+    return options
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """Arguments after ``--`` in the blender program, else after the script name."""
+    options = script_options(argv)
     parser = _Parser(prog="python scripts/demo.py",
                      description="Drop a mesh as a TetRig soft body and report the run.")
     parser.add_argument("mesh", nargs="?", help="an .obj, .ply or .stl file (default: Suzanne)")

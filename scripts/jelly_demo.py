@@ -27,7 +27,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, cast
+from typing import TYPE_CHECKING, cast
 
 import bpy
 import numpy as np
@@ -54,28 +54,21 @@ DAMPING = 0.5  # [1/s]
 PRESSURE = 1e5  # [Pa]
 
 
-class JellyError(Exception):
-    """Bad input: one line on standard error, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise JellyError(message)
-
-
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    """Arguments after ``--`` in the blender program, else after the script name."""
-    options = argv[argv.index("--") + 1:] if bpy.app.binary_path else argv[1:]
-    if not bpy.app.binary_path and "--" in options:
-        options.remove("--")
-    parser = _Parser(prog="python scripts/jelly_demo.py",
+    """Arguments after ``--`` in the blender program, else after the script name.
+
+    Raises:
+        demo.DemoError: an unknown argument or a negative pressure (exit status 2).
+    """
+    options = demo.script_options(argv)
+    parser = demo._Parser(prog="python scripts/jelly_demo.py",
                      description="Drop the seed's jelly sphere as a TetRig Surface body with pressure.")
     parser.add_argument("--pressure", type=float, default=PRESSURE,
                         help=f"the gas's pressure at rest [Pa], 0 for none (default {PRESSURE:g})")
     parser.add_argument("--out", default="out", help="output folder (default: out)")
     args = parser.parse_args(options)
     if not (np.isfinite(args.pressure) and args.pressure >= 0.0):
-        raise JellyError(f"--pressure must be zero or positive, not {args.pressure:g}")
+        raise demo.DemoError(f"--pressure must be zero or positive, not {args.pressure:g}")
     return args
 
 
@@ -110,7 +103,7 @@ def run(args: argparse.Namespace) -> str:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise JellyError(f"cannot create {out_dir}: {exc.strerror}") from exc
+        raise demo.DemoError(f"cannot create {out_dir}: {exc.strerror}") from exc
     bpy.ops.wm.read_factory_settings(use_empty=True)
     addon = _addon_loader.load_addon()
     rig = _addon_loader.submodule(addon, "runtime.rig")
@@ -141,7 +134,7 @@ def run(args: argparse.Namespace) -> str:
     try:
         report = rig.setup_surface(obj)
     except errors.TetRigInputError as exc:
-        raise JellyError(str(exc)) from exc
+        raise demo.DemoError(str(exc)) from exc
     print(f"{PREFIX}: {report.message(obj.name)}", flush=True)
     backend.warm_up()  # the solver compiles once per computer (kept in a cache): before the timing
 
@@ -191,7 +184,7 @@ def run(args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; returns the exit status (see the module docstring)."""
     args = list(sys.argv if argv is None else argv)
-    return _addon_loader.run_cli(PREFIX, lambda: run(parse_arguments(args)), JellyError)
+    return _addon_loader.run_cli(PREFIX, lambda: run(parse_arguments(args)), demo.DemoError)
 
 
 if __name__ == "__main__":
