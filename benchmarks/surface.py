@@ -18,9 +18,9 @@ figures (the enclosed volume with and without pressure after the landing).
    and stepped once from rest before timing), then the write-back of that frame: float32 [V, 3]
    offsets into the mesh's ``tetrig_offset`` point attribute (``mesh_io.write_attribute``, the
    ``foreach_set`` the cages' ``simulation.write_back`` uses), ``mesh.update()`` and the depsgraph
-   evaluation through TetRig's Geometry Nodes offset modifier. The Blender layer of surface bodies
-   (the frame handler) is not in this branch, so the two are timed apart and added up; there is
-   no ``frame_set`` on this side. The add-on is registered from this checkout
+   evaluation through TetRig's Geometry Nodes offset modifier, timed apart and added up: the
+   work of a frame of the frame handler (``runtime/surface_sim``), without its bookkeeping (it was
+   written before that handler existed; the jelly demo times the handler through ``frame_set``). The add-on is registered from this checkout
    (``scripts/_addon_loader.py``, as batch.py does); the kernel's load after registration is
    reported as the cold start (a load from Numba's cache when an earlier run filled it).
 2. Blender's Soft Body modifier on the same sphere above a plane with Collision physics at z = 0:
@@ -424,8 +424,8 @@ def report(tetrig: dict, softbody: dict[str, dict], sizes: tuple[Size, ...], tot
               "timed frames are before contact, where Soft Body is cheapest). TetRig = "
               "`SurfaceBody.advance` + the write-back of its frame (float32 offsets into the "
               "`tetrig_offset` point attribute by `foreach_set`, `mesh.update()`, depsgraph evaluation "
-              "through TetRig's Geometry Nodes offset modifier), timed apart and added: the Blender layer "
-              "of surface bodies is not in this branch, so there is no `frame_set` on TetRig's side. Soft "
+              "through TetRig's Geometry Nodes offset modifier), timed apart and added: a frame handler's "
+              "work without its bookkeeping (no `frame_set` on TetRig's side). Soft "
               "Body = `frame_set` + depsgraph evaluation. Set-up is not in the medians: Soft Body's frame 1 "
               "(the start frame) and frame 2 both carry a one-off cost (a fresh Soft Body's set-up; at 100k "
               "over a minute each), as does TetRig's `build_body` (its first `advance`, "
@@ -530,7 +530,7 @@ def report(tetrig: dict, softbody: dict[str, dict], sizes: tuple[Size, ...], tot
               f"{sb_settings['fuzzy']}) through a penalty force.",
               "* Timing: Soft Body through `frame_set` + evaluation (its C code, point cache, modifier "
               "stack); TetRig as engine step + write-back + evaluation through its offset modifier, in the "
-              "bpy module but outside `frame_set` (no surface frame handler yet).", ""]
+              "bpy module but outside `frame_set` (the frame handler's work without its bookkeeping).", ""]
     return "\n".join(lines)
 
 
