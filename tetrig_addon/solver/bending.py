@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy import arctan2, floor, maximum, sqrt  # elementwise: the kernel swaps them for math's scalar ones (``kernel._scalar``)
 
+from .edges import conditioning, inverse_mass_sum
 from .model import Model, TINY
 from .settings import SurfaceMaterial
 
@@ -41,11 +42,19 @@ class BendingPlan:
     stiffness: np.ndarray
 
 
-def plan(model: Model, surface: SurfaceMaterial | None) -> BendingPlan:
-    """The hinges' stiffness for the material (none without a surface material or hinges)."""
+def plan(model: Model, surface: SurfaceMaterial | None, sim_dt: float) -> BendingPlan:
+    """The hinges' stiffness for the material (none without a surface material or hinges) and the
+    substep ``sim_dt`` [s]: k = bending·weight, softened on degenerate hinges (sliver triangles,
+    whose gradients grow as 1/height) by ``edges.conditioning``, with ω² = k·Σⱼ|∂θ/∂xⱼ|²/mⱼ over the
+    corners at rest (``edges.inverse_mass_sum``: the Gauss-Newton Hessian against their inertia)."""
     if surface is None or model.hinges.shape[0] == 0 or surface.bending <= 0.0:
         return BendingPlan(False, np.zeros(model.hinges.shape[0]))
-    return BendingPlan(True, surface.bending * model.hinge_weights)
+    k = surface.bending * model.hinge_weights
+    p = model.rest_positions[model.hinges]
+    grads = np.stack(angle_gradients(*(p[:, j, a] for j in range(4) for a in range(3)))[1:], axis=1)
+    squares = np.einsum("hkc,hkc->hk", grads.reshape(-1, 4, 3), grads.reshape(-1, 4, 3))
+    ratios = k * inverse_mass_sum(model, model.hinges, squares)
+    return BendingPlan(True, k * conditioning(ratios, np.ones(k.shape[0], dtype=bool), sim_dt))
 
 
 def angle_gradients(a0, a1, a2, b0, b1, b2, c0, c1, c2, d0, d1, d2):

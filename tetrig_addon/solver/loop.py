@@ -118,7 +118,7 @@ def _material_plans(model: Model, settings: SimSettings, sim_dt: float,
     if cached is not None and cached[0] is model:  # the same object, not a new one at a reused id
         return cached[1]
     plans = (edges.plan(model, settings, sim_dt, surface), volumes.plan(model, settings),
-             continuum.plan(model, settings), bending.plan(model, surface), pressure.plan(model, surface))
+             continuum.plan(model, settings), bending.plan(model, surface, sim_dt), pressure.plan(model, surface))
     if len(_plan_cache) >= _PLAN_CACHE_SIZE:
         _plan_cache.pop(next(iter(_plan_cache)))
     _plan_cache[key] = (model, plans)
