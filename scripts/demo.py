@@ -321,9 +321,15 @@ def run(args: argparse.Namespace) -> str:
     if warning:
         rows.append(("warning", warning))
     rows.append(("files", f"{blend}, {json_path}, {summary_path}"))
+    return write_summary("TetRig demo", rows, summary_path)
+
+
+def write_summary(title: str, rows: list[tuple[str, str]], path: Path) -> str:
+    """The summary: ``title``, then one aligned "name  value" line per row; written to ``path``
+    (UTF-8) and returned."""
     width = max(len(k) for k, _ in rows)
-    text = "TetRig demo\n" + "".join(f"  {k:<{width}}  {v}\n" for k, v in rows)
-    summary_path.write_text(text, encoding="utf-8")
+    text = title + "\n" + "".join(f"  {k:<{width}}  {v}\n" for k, v in rows)
+    path.write_text(text, encoding="utf-8")
     return text
 
 

@@ -175,10 +175,7 @@ def run(args: argparse.Namespace) -> str:
         ("all positions finite", "yes" if finite else "NO"),
         ("files", f"{blend}, {summary_path}"),
     ]
-    width = max(len(k) for k, _ in rows)
-    text = "TetRig jelly demo\n" + "".join(f"  {k:<{width}}  {v}\n" for k, v in rows)
-    summary_path.write_text(text, encoding="utf-8")
-    return text
+    return demo.write_summary("TetRig jelly demo", rows, summary_path)
 
 
 def main(argv: list[str] | None = None) -> int:
