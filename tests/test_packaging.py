@@ -284,6 +284,7 @@ def test_zip_installs_into_a_temporary_user_folder_and_runs(linux_zips: dict[str
     assert report["solver"][0] == "Numba" and report["solver"][1].startswith("Numba"), report
     assert report["solver"][3].startswith(str(tmp_path / "user")), report
     assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
+    assert report["setup_surface"] == ["FINISHED"] and report["surface_moved_z"] < -0.01, report
     # it went into the temporary user folder, not the machine's real config
     extensions = tmp_path / "user" / "extensions"
     assert (extensions / "user_default" / "tetrig" / "__init__.py").is_file()

@@ -201,6 +201,7 @@ def test_python313_zip_installs_enables_and_its_numba_compiles(linux_zips: dict[
     # own SciPy, built for Debian's NumPy, is the one used there)
     assert isinstance(report["scipy"], list), report
     assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
+    assert report["setup_surface"] == ["FINISHED"] and report["surface_moved_z"] < -0.01, report
 
 
 def test_bundled_scipy_works_with_the_blenders_numpy_2(linux_zips: dict[str, Path], tmp_path: Path) -> None:
@@ -210,6 +211,7 @@ def test_bundled_scipy_works_with_the_blenders_numpy_2(linux_zips: dict[str, Pat
     assert report["scipy"][0] == "1.16.3" and report["scipy"][2], report
     assert report["numpy"][0].startswith("2."), report
     assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
+    assert report["setup_surface"] == ["FINISHED"] and report["surface_moved_z"] < -0.01, report
 
 
 def test_python311_zip_is_refused_with_a_clear_message(linux_zips: dict[str, Path], tmp_path: Path) -> None:

@@ -108,6 +108,17 @@ if result["enabled"]:
         result["moved_z"] = obj.evaluated_get(dg).data.vertices[0].co.z - obj.data.vertices[0].co.z
     except Exception:  # noqa: BLE001
         result["build_cage"] = traceback.format_exc()
+    try:  # a Surface body with pressure from the installed zip: its engine, runtime and tear display
+        bpy.context.scene.frame_set(1)
+        bpy.ops.mesh.primitive_uv_sphere_add(segments=16, ring_count=8, radius=0.5, location=(3, 0, 1))
+        ball = bpy.context.active_object
+        ball.tetrig.body_type, ball.tetrig.pressure, ball.tetrig.use_ground = "SURFACE", 1e5, True
+        result["setup_surface"] = sorted(bpy.ops.tetrig.setup_surface())
+        bpy.context.scene.frame_set(10)
+        dg = bpy.context.evaluated_depsgraph_get()
+        result["surface_moved_z"] = ball.evaluated_get(dg).data.vertices[0].co.z - ball.data.vertices[0].co.z
+    except Exception:  # noqa: BLE001
+        result["setup_surface"] = traceback.format_exc()
 
 with open(out_path, "w") as fh:
     json.dump(result, fh, indent=1)
