@@ -291,8 +291,8 @@ def write_back(obj: bpy.types.Object, shown: SurfaceFrame) -> None:
     if object_settings(obj).use_tearing:
         from . import tear_display
         torn = shown.torn if shown.torn is not None and shown.torn.any() else None
-        tear_display.write(obj, torn, None if torn is None else shown.corner_offsets)
-    mesh.update()
+        tear_display.write(obj, torn, None if torn is None else shown.corner_offsets, update=False)
+    mesh.update()  # once, for the offsets and the tear
 
 
 def update_object(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
@@ -324,5 +324,5 @@ def show_rest(obj: bpy.types.Object) -> None:
     offset = mesh.attributes.get(binding_store.OFFSET_ATTRIBUTE)
     if offset is not None and offset.domain == "POINT":
         mesh_io.write_attribute(mesh, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", np.zeros((len(mesh.vertices), 3)))
-    tear_display.write(obj, None, None)
+    tear_display.write(obj, None, None, update=False)
     mesh.update()

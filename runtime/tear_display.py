@@ -31,7 +31,8 @@ TORN_ATTRIBUTE = "tetrig_torn"
 TEAR_OFFSET_ATTRIBUTE = "tetrig_tear_offset"
 
 
-def write(obj: bpy.types.Object, torn: np.ndarray | None, corner_offsets: np.ndarray | None) -> None:
+def write(obj: bpy.types.Object, torn: np.ndarray | None, corner_offsets: np.ndarray | None,
+          update: bool = True) -> None:
     """Store the torn edges and the corners' offsets on the mesh of ``obj`` for the offset
     modifier (``foreach_set``; the mesh's coordinates are never written), or remove them.
 
@@ -44,6 +45,9 @@ def write(obj: bpy.types.Object, torn: np.ndarray | None, corner_offsets: np.nda
             corner's particle's displacement minus its vertex's own particle's displacement
             (zero where the vertex is not split and on the vertex's own first fan;
             ``corner_offsets`` below makes it).
+
+        update: tag the mesh for re-evaluation (``Mesh.update``) after a change; ``False`` for
+            a caller that writes more and tags it once itself (the frame handler's write-back).
 
     A mesh in Edit Mode is left alone (its attributes live in the edit mesh until it leaves).
 
@@ -63,7 +67,7 @@ def write(obj: bpy.types.Object, torn: np.ndarray | None, corner_offsets: np.nda
             if attr is not None:
                 mesh.attributes.remove(attr)
                 removed = True
-        if removed:
+        if removed and update:
             mesh.update()
         return
     edge_count, corner_count = len(mesh.edges), len(mesh.loops)
@@ -76,7 +80,8 @@ def write(obj: bpy.types.Object, torn: np.ndarray | None, corner_offsets: np.nda
         "value", np.ascontiguousarray(torn, dtype=bool))
     _attribute(mesh, TEAR_OFFSET_ATTRIBUTE, "FLOAT_VECTOR", "CORNER").foreach_set(
         "vector", np.ascontiguousarray(corner_offsets, dtype=np.float32).ravel())
-    mesh.update()
+    if update:
+        mesh.update()
 
 
 def _attribute(mesh: bpy.types.Mesh, name: str, kind: str, domain: str) -> Any:
