@@ -8,7 +8,7 @@ traceback; the rest of the add-on, which needs SciPy, is then not imported at al
 from types import ModuleType
 
 from . import panels
-from .runtime import dependencies, preferences
+from .runtime.app import dependencies, preferences
 
 _registered: list[ModuleType] = []
 
@@ -18,14 +18,17 @@ def register() -> None:
     modules: list[ModuleType] = [preferences]
     if dependencies.scipy().available:
         # First: the compiled solver starts loading (a thread) while the rest imports and registers.
-        from .runtime import compiled_solver
+        from .runtime.common import compiled_solver
 
         compiled_solver.register()
         _registered.append(compiled_solver)
         from . import operators
-        from .runtime import cage_overlay, handlers, jiggle_draw, jiggle_properties, presets, properties
+        from .runtime import scene
+        from .runtime.app import cage_overlay, handlers, jiggle_draw, presets
+        from .runtime.common import properties
+        from .runtime.jiggle import properties as jiggle_properties
 
-        modules += [properties, jiggle_properties, presets, operators, panels, handlers, jiggle_draw,
+        modules += [properties, jiggle_properties, presets, scene, operators, panels, handlers, jiggle_draw,
                     cage_overlay]
     else:
         modules.append(panels.dependencies)

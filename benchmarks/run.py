@@ -281,8 +281,8 @@ class Addon:
         name = self.package.__name__
         self.solver = importlib.import_module(f"{name}.tetrig_addon.solver")
         self.backend = importlib.import_module(f"{name}.tetrig_addon.solver.backend")
-        self.simulation = importlib.import_module(f"{name}.runtime.simulation")
-        self.compiled_solver = importlib.import_module(f"{name}.runtime.compiled_solver")
+        self.simulation = importlib.import_module(f"{name}.runtime.cage.simulation")
+        self.compiled_solver = importlib.import_module(f"{name}.runtime.common.compiled_solver")
 
 
 @contextmanager

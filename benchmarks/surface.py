@@ -214,9 +214,9 @@ def part_tetrig(sizes: tuple[Size, ...]) -> dict:
         importlib.import_module(f"{name}.{other}").warm_up()  # their loads would share the cores
     surface = importlib.import_module(f"{name}.tetrig_addon.surface")
     solver = importlib.import_module(f"{name}.tetrig_addon.solver")
-    mesh_io = importlib.import_module(f"{name}.runtime.mesh_io")
-    offset_modifier = importlib.import_module(f"{name}.runtime.offset_modifier")
-    binding_store = importlib.import_module(f"{name}.runtime.binding_store")
+    mesh_io = importlib.import_module(f"{name}.runtime.common.mesh_io")
+    offset_modifier = importlib.import_module(f"{name}.runtime.common.offset_modifier")
+    binding_store = importlib.import_module(f"{name}.runtime.common.binding_store")
     import numba
 
     out: dict[str, Any] = {"kernel_load_s": backend.load_seconds(), "kernel_wait_s": kernel_wait_s,

@@ -37,13 +37,14 @@ s.use_quality = QUALITY
 for f in range(1, IMPACT + 1):
     scene.frame_set(f)
 # where the blend stretches the surface most on this frame (the same place in both pictures)
-from tetrig.runtime import simulation
+from tetrig.runtime.common import frames
+from tetrig.runtime.cage import kind as cage_kind
 from tetrig.tetrig_addon import surface_metrics
 edges = np.empty(len(obj.data.edges) * 2, np.int32)
 obj.data.edges.foreach_get("vertices", edges)
 edges = edges.reshape(-1, 2)
-prepared = simulation.prepare(obj, scene, simulation.rest_world_matrix(obj, bpy.context.evaluated_depsgraph_get()))
-raw = rest + prepared.blend @ simulation.displacements_at(obj, scene, IMPACT, bpy.context.evaluated_depsgraph_get())
+prepared = cage_kind.KIND.prepare(obj, scene, bpy.context.evaluated_depsgraph_get(), frames.slot(obj, "cage"))
+raw = rest + prepared.blend @ cage_kind.displacements_at(obj, scene, IMPACT, bpy.context.evaluated_depsgraph_get())
 ratios = surface_metrics.edge_length_ratios(rest, raw, edges)
 worst = edges[np.argmax(ratios)]
 m = np.array(obj.matrix_world)

@@ -6,8 +6,10 @@ from typing import Literal
 
 import bpy
 
-from ..runtime import animation_export, export, scene_inputs, simulation
-from ..runtime.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
+from ..runtime.cage import animation_export, export
+from ..runtime.common import scene_inputs
+from ..runtime.common.properties import object_settings, ROLE_CAGE, ROLE_SOURCE
+from ..runtime.common.soft_body import StaleBindingError, in_edit_mode
 from ..tetrig_addon.errors import TetRigInputError
 
 
@@ -48,7 +50,7 @@ class SoftBodyOperator(bpy.types.Operator):
         if obj is None:
             cls.poll_message_set("Select a TetRig soft body or its cage")
             return False
-        if context.mode == "EDIT_MESH" or simulation.in_edit_mode(obj):
+        if context.mode == "EDIT_MESH" or in_edit_mode(obj):
             cls.poll_message_set(f"Leave Edit Mode first: {obj.name} is being edited")
             return False
         return True
@@ -75,7 +77,7 @@ class FrameRangeExport(SoftBodyOperator):
         path = self.filepath  # type: ignore[attr-defined]
         try:  # the writers check the path before a single frame is simulated
             message = self.write(obj, scene, context.evaluated_depsgraph_get(), path, first, last)
-        except (OSError, TetRigInputError, simulation.StaleBindingError, ValueError,
+        except (OSError, TetRigInputError, StaleBindingError, ValueError,
                 export.ExportError, scene_inputs.InputsUnavailable) as exc:
             self.report({"ERROR"}, f"Export failed: {exc}")
             return {"CANCELLED"}

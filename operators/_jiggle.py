@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import jiggle_rig, jiggle_sim, render_guard
+from ..runtime import scene as driver
+from ..runtime.jiggle import rig as jiggle_rig
+from ..runtime.app import render_guard
 from ..tetrig_addon.errors import TetRigInputError
 
 
@@ -52,6 +54,6 @@ class JiggleRigOperator(bpy.types.Operator):
         except TetRigInputError as exc:
             self.report({"ERROR"}, str(exc))
             return None
-        jiggle_sim.free(obj)
+        driver.free(obj)
         render_guard.update_all(context.scene, context.evaluated_depsgraph_get())
         return count

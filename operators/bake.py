@@ -9,8 +9,10 @@ import time
 import bpy
 from bpy.props import BoolProperty
 
-from ..runtime import bake, render_guard, simulation, surface_sim
-from ..runtime.properties import is_surface
+from ..runtime import bake
+from ..runtime.app import render_guard
+from ..runtime import scene as driver
+from ..runtime.common.soft_body import StaleBindingError, soft_bodies
 from ._context import OperatorResult, soft_body
 
 # Seconds of baking per timer event: short enough for Esc and the progress bar to respond; after
@@ -83,7 +85,7 @@ class TETRIG_OT_bake(bpy.types.Operator):
         obj = soft_body(context)
         if scene is None:
             return None
-        objects = simulation.soft_bodies(scene) if self.all_soft_bodies else ([obj] if obj is not None else [])
+        objects = soft_bodies(scene) if self.all_soft_bodies else ([obj] if obj is not None else [])
         try:
             if not objects:
                 raise bake.BakeError(bake.bakeable(context.active_object) or "No soft body to bake")
@@ -96,7 +98,7 @@ class TETRIG_OT_bake(bpy.types.Operator):
         scene = context.scene
         if scene is not None:
             render_guard.ensure_lock_interface(scene)
-            simulation.update_scene(scene, context.evaluated_depsgraph_get())
+            driver.update(scene, context.evaluated_depsgraph_get())
         for result in job.results:
             print("TetRig:", result.message())
         if len(job.results) == 1:
@@ -122,7 +124,7 @@ class TETRIG_OT_bake(bpy.types.Operator):
         wm.progress_begin(0, job.total_frames)
         try:
             job.run(context.evaluated_depsgraph_get(), progress=progress)
-        except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
+        except (bake.BakeError, StaleBindingError, ValueError) as exc:
             self.report({"ERROR"}, f"Bake failed: {exc}")
             return {"CANCELLED"}
         finally:
@@ -156,13 +158,7 @@ class TETRIG_OT_bake(bpy.types.Operator):
             redraw(context, viewports=False)
             return
         self._shown_at = now
-        latest = job.latest()
-        obj = bpy.data.objects.get(latest[0]) if latest is not None else None
-        if latest is not None and obj is not None:
-            if is_surface(obj):  # the tear shows once the bake is done
-                surface_sim.write_back(obj, surface_sim.SurfaceFrame(latest[1]))
-            else:
-                simulation.write_back(obj, latest[1])
+        job.show_latest()
         redraw(context)
 
     def _stop(self, context: bpy.types.Context) -> None:
@@ -184,15 +180,15 @@ class TETRIG_OT_bake(bpy.types.Operator):
             kept = f"; {len(job.results)} finished soft bodies keep their bake" if job.results else ""
             self.report({"WARNING"}, f"Bake cancelled at {job.current_name} frame {job.current_frame}{kept}")
             if context.scene is not None:  # back to the scene's frame after the frames shown
-                simulation.update_scene(context.scene, context.evaluated_depsgraph_get())
+                driver.update(context.scene, context.evaluated_depsgraph_get())
             return {"CANCELLED"}
         if event.type == "TIMER":
             try:
                 done = job.step(context.evaluated_depsgraph_get(), budget_s=STEP_BUDGET_S)
-            except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
+            except (bake.BakeError, StaleBindingError, ValueError) as exc:
                 self._stop(context)
                 if context.scene is not None:
-                    simulation.update_scene(context.scene, context.evaluated_depsgraph_get())
+                    driver.update(context.scene, context.evaluated_depsgraph_get())
                 self.report({"ERROR"}, f"Bake failed: {exc}")
                 return {"CANCELLED"}
             context.window_manager.progress_update(job.frames_done)

@@ -7,7 +7,8 @@ import time
 import bpy
 
 from ..tetrig_addon.errors import TetRigInputError
-from ..runtime import rig, simulation
+from ..runtime import scene as driver
+from ..runtime.cage import build as rig
 from ._context import MeshOperator, OperatorResult
 
 # A build estimated to take longer than this [s] asks first (it blocks Blender while it runs).
@@ -43,7 +44,7 @@ class TETRIG_OT_build_cage(MeshOperator):
         except TetRigInputError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        simulation.update_scene(scene, context.evaluated_depsgraph_get())
+        driver.update(scene, context.evaluated_depsgraph_get())
         rig.record_build_time(report.tet_count, report.vertex_count, time.perf_counter() - t0)
         self.report({"INFO"}, report.message(obj.name))
         return {"FINISHED"}

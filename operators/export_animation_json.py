@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..runtime import animation_export
+from ..runtime.cage import animation_export
 from ._context import FrameRangeExport
 
 

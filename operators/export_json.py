@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..runtime import export
+from ..runtime.cage import export
 from ._context import OperatorResult, SoftBodyOperator, soft_body
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty
 
-from ..runtime import bake, simulation
+from ..runtime import bake
+from ..runtime import scene as driver
 from ._context import OperatorResult, soft_body
 
 
@@ -39,6 +40,6 @@ class TETRIG_OT_free_bake(bpy.types.Operator):
         if not freed:
             self.report({"WARNING"}, "Nothing to free: no bake")
             return {"CANCELLED"}
-        simulation.update_scene(scene, context.evaluated_depsgraph_get())
+        driver.update(scene, context.evaluated_depsgraph_get())
         self.report({"INFO"}, f"Freed the bake of {', '.join(freed)}: frames are simulated live")
         return {"FINISHED"}

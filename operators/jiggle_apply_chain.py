@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import jiggle_rig
+from ..runtime.jiggle import rig as jiggle_rig
 from ._context import OperatorResult
 from ._jiggle import JiggleRigOperator, active_bone
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import jiggle_bake, render_guard
+from ..runtime.jiggle import bake as jiggle_bake
+from ..runtime.app import render_guard
 from ._context import OperatorResult
 from ._jiggle import JiggleRigOperator
 

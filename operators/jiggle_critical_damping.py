@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime.jiggle_properties import bone_settings
+from ..runtime.jiggle.properties import bone_settings
 from ..tetrig_addon.jiggle import critical_damping
 from ._context import OperatorResult
 from ._jiggle import active_bone

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 from bl_operators.presets import AddPresetBase
 
-from ..runtime import presets
+from ..runtime.app import presets
 from ._context import OperatorResult
 
 

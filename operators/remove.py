@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import rig
+from ..runtime.common import rig
 from ._context import OperatorResult, SoftBodyOperator, soft_body
 
 

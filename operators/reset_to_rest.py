@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import simulation
+from ..runtime import scene as driver
 from ._context import OperatorResult, SoftBodyOperator, soft_body
 
 
@@ -19,7 +19,7 @@ class TETRIG_OT_reset_to_rest(SoftBodyOperator):
         obj = soft_body(context)
         if obj is None:
             return {"CANCELLED"}
-        simulation.free(obj)
+        driver.free(obj)
         context.scene.frame_set(context.scene.frame_start)
         self.report({"INFO"}, f"{obj.name}: back at rest (frame {context.scene.frame_start})")
         return {"FINISHED"}

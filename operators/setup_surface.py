@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import rig, simulation
+from ..runtime import scene as driver
+from ..runtime.surface import setup as rig
 from ..tetrig_addon.errors import TetRigInputError
 from ._context import MeshOperator, OperatorResult
 
@@ -25,6 +26,6 @@ class TETRIG_OT_setup_surface(MeshOperator):
         except TetRigInputError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        simulation.update_scene(scene, context.evaluated_depsgraph_get())
+        driver.update(scene, context.evaluated_depsgraph_get())
         self.report({"INFO"}, report.message(obj.name))
         return {"FINISHED"}

@@ -7,7 +7,7 @@ import textwrap
 
 import bpy
 
-from ..runtime import dependencies
+from ..runtime.app import dependencies
 
 # Characters per line of the wrapped message in the sidebar at its default width (as main.py's).
 MESSAGE_WRAP = 36

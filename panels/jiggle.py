@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import jiggle_bake, jiggle_rig, jiggle_sim
-from ..runtime.jiggle_properties import bone_settings, rig_settings
+from ..runtime import scene as driver
+from ..runtime.jiggle import bake as jiggle_bake, rig as jiggle_rig
+from ..runtime.jiggle.properties import bone_settings, rig_settings
 from .main import TetRigPanel, wrapped_label
 from .menus import TETRIG_MT_jiggle_presets
 
@@ -56,7 +57,7 @@ class TETRIG_PT_jiggle(TetRigPanel):
         sub.prop(s, "teleport_distance")
         sub.prop(s, "teleport_angle")
         col.prop(s, "use_colliders")
-        warning = jiggle_sim.status(obj)
+        warning = driver.status(obj)
         if warning:
             wrapped_label(layout, context, warning, "ERROR")
         self.draw_bone(context, obj)

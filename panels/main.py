@@ -12,10 +12,15 @@ from typing import Any
 
 import bpy
 
-from ..runtime.mesh_io import mesh_of
-from ..runtime import bake, render_guard, simulation, stack
+from ..runtime.common.mesh_io import mesh_of
+from ..runtime import bake
+from ..runtime.app import render_guard
+from ..runtime import scene as driver
+from ..runtime.cage.model import binding_problem
+from ..runtime.common.soft_body import in_edit_mode
+from ..runtime.common import stack
 from ..tetrig_addon.solver import backend as solver_backend
-from ..runtime.properties import BODY_SURFACE, object_settings, ROLE_CAGE, ROLE_SOURCE
+from ..runtime.common.properties import BODY_SURFACE, object_settings, ROLE_CAGE, ROLE_SOURCE
 from .menus import TETRIG_MT_export, TETRIG_MT_presets
 
 
@@ -121,8 +126,8 @@ class TETRIG_PT_main(TetRigPanel):
         col.row().prop(s, "cage_method", expand=True)
         col.prop(s, "resolution")
         col.prop(s, "max_control_points")
-        editing = simulation.in_edit_mode(obj) if s.role == ROLE_SOURCE else False
-        stale = simulation.binding_problem(obj) if s.role == ROLE_SOURCE and not editing else ""
+        editing = in_edit_mode(obj) if s.role == ROLE_SOURCE else False
+        stale = binding_problem(obj) if s.role == ROLE_SOURCE and not editing else ""
         layout.operator("tetrig.build_cage", icon="FILE_REFRESH" if stale else "MESH_ICOSPHERE",
                         text="Rebind" if stale else ("Rebuild Cage & Bind" if s.role == ROLE_SOURCE else None))
         if s.role != ROLE_SOURCE:
@@ -151,7 +156,7 @@ class TETRIG_PT_main(TetRigPanel):
                                         "until Edit Mode ends", "EDITMODE_HLT")
         elif stale:
             wrapped_label(box, context, stale, "ERROR")
-        warning = simulation.status(obj)
+        warning = driver.status(obj)
         if warning and warning != stale and not editing:
             wrapped_label(box, context, warning, "ERROR")
 
@@ -171,8 +176,8 @@ class TETRIG_PT_main(TetRigPanel):
         mesh = mesh_of(obj)
         wrapped_label(box, context, f"Surface: {len(mesh.vertices)} vertices, {len(mesh.edges)} edges, "
                                     f"{len(mesh.polygons)} faces", "MOD_CLOTH")
-        editing = simulation.in_edit_mode(obj)
-        warning = simulation.status(obj)
+        editing = in_edit_mode(obj)
+        warning = driver.status(obj)
         if editing:
             wrapped_label(box, context, "Edit Mode: the mesh is shown as edited; the simulation waits "
                                         "until Edit Mode ends", "EDITMODE_HLT")

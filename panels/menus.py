@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..runtime import presets
+from ..runtime.app import presets
 
 
 class TETRIG_MT_presets(bpy.types.Menu):

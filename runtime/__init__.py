@@ -1,22 +1,25 @@
-"""Blender glue that is neither an operator nor a panel: one module per concern.
+"""TetRig's Blender layer: everything that touches ``bpy``, thin over the engine (``tetrig_addon``).
 
-- ``properties``: the ``Object.tetrig`` property group (every user setting lives there);
-- ``mesh_io``: moving arrays in and out of meshes with ``foreach_get``/``foreach_set``;
-- ``binding_store``: the binding as mesh attributes (``tetrig_*``) and back;
-- ``cage_object``: the cage as a mesh object (its edges are the springs, its faces the tets);
-- ``cage_overlay``: Show Cage, the cage's springs drawn over the viewport (a ``gpu`` draw handler);
-- ``viewport_draw``: the 3D-viewport draw handlers' registration (also the jiggle spheres');
-- ``offset_modifier``: the Geometry Nodes modifier that adds the simulated displacement;
-- ``simulation``: per-object models and frame caches, keyed by session id (never ID references);
-- ``surface_sim``: the same for Surface bodies (the mesh's own vertices are the particles);
-- ``tear_display``: a torn Surface body's split, as attributes the offset node group reads;
-- ``handlers``: the persistent frame-change and file-load handlers;
-- ``rig``: building and removing a whole rig (what the operators and the batch script call);
-- ``export``: reading a rig back out as the seed's arrays;
-- ``bake_store``: a bake (control points per frame) as an ID property of the cage;
-- ``bake``: baking jobs (modal, background, batch), bake status and playback for exports;
-- ``render_guard``: safe updates during renders (main thread only, subframes, messages);
-- ``animation_export``: the PC2 point cache and the animation JSON;
-- ``presets``: where the material presets are (shipped and the user's own);
-- ``compiled_solver``: the Numba solver's cache folder and its first compile, in the background.
+Imports go one way, down: ``app`` → ``bake``, ``scene`` → the kinds (``cage``, ``surface``,
+``jiggle``, which never import one another) → ``common`` → the engine.
+
+- ``scene``: the scene driver. Per frame: every body's inputs, then every body's state, then every
+  body's write; the one place where the kinds of simulated thing are chosen.
+- ``bake``: baking soft bodies (modal, background, batch), bake status and outdated bakes.
+- ``cage/``: cage soft bodies: ``kind`` (their frames in the driver), ``model`` (built from the
+  cage and binding, stale checks), ``build`` (Build Cage & Bind), ``cage_object``, ``quality_pass``,
+  ``export`` (seed JSON) and ``animation_export`` (PC2, animation JSON).
+- ``surface/``: Surface bodies: ``kind``, ``setup`` (Set Up Surface Body), ``tear_display``,
+  ``bake_frames`` (a torn body's bake).
+- ``jiggle/``: jiggle rigs: ``kind``, ``properties``, ``rig`` (constraints and target empties),
+  ``inputs`` (a rig's bones and colliders at a frame), ``bake`` and ``bake_store``.
+- ``common/``: what the kinds share: ``properties`` (``Object.tetrig``), ``frames`` (one body's
+  slot, frame cache and inputs: the lifecycle every kind follows), ``scene_inputs`` (world matrix,
+  colliders, visiting other frames), ``soft_body`` (settings in SI units, pins and goals),
+  ``animation``, ``edits`` (rest-shape edits noticed from the depsgraph), ``mesh_io``, ``stack`` (the
+  modifier stack), ``offset_modifier``, ``points_object``, ``binding_store``, ``bake_store``, ``rig``
+  (removing a rig), ``hooks`` (property updates that act at once), ``compiled_solver``.
+- ``app/``: the application's wiring: ``handlers``, ``render_guard``, ``cage_overlay`` and
+  ``jiggle_draw`` (viewport drawing), ``viewport_draw``, ``presets``, ``dependencies``,
+  ``preferences``.
 """

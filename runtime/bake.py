@@ -1,12 +1,12 @@
 """Baking: simulate a frame range once and keep the control points in the .blend.
 
 A bake is a stored copy of what live playback computes: the frames come from the same frame cache
-(``simulation.control_points_at``), so a baked frame shows what the live frame shows, up to the
+(``common/frames.state_at``, through the body's kind), so a baked frame shows what the live frame shows, up to the
 float32 rounding of the stored coordinates (measured: 6e-8 m on the 0.25 m Stanford bunny). Playback of a baked
 frame reads one array slice and blends it, with no simulation at all, so baked files play, render
 and export at the same speed on every machine.
 
-Outdated bakes: the bake stores the fingerprint of its inputs (``simulation.motion_key``: binding,
+Outdated bakes: the bake stores the fingerprint of its inputs (``motion_key``: binding,
 object transform, settings, fps, start frame). When a setting changes afterwards, the bake is
 *outdated*: the panel and renders say so, but it **keeps playing back as baked** until it is freed
 or baked again, like a baked point cache in Blender. A render farm renders exactly what was baked;
@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import bpy
 import numpy as np
 
-from ..tetrig_addon.fingerprint import fingerprint
-from . import bake_store, cage_object, mesh_io, scene_inputs, simulation, surface_sim
-from .properties import is_surface, object_settings, ROLE_SOURCE
+from . import scene as scene_driver
+from .common import bake_store, edits, frames, scene_inputs
+from .common.animation import rest_world_matrix
+from .common.properties import ROLE_SOURCE, is_surface, object_settings
+from .common.soft_body import all_soft_bodies
+from .surface import bake_frames
 
 # Frames between progress lines of a bake run without a window.
 PROGRESS_EVERY = 10
@@ -38,23 +41,27 @@ class BakeError(RuntimeError):
     """A soft body cannot be baked; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class BakeStatus:
-    """What the panel and the render messages show about a soft body's bake."""
-
-    info: bake_store.BakeInfo
-    outdated: bool
-
-    def describe(self) -> str:
-        return (f"frames {self.info.frame_start}–{self.info.frame_end}, "
-                f"{self.info.nbytes / 1e6:.2f} MB")
+BakeStatus = bake_store.BakeStatus
 
 
-def current_fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray) -> str | None:
-    """Fingerprint of the current inputs of ``obj``'s motion, or ``None`` when its settings are
-    invalid (then no bake can be current)."""
+def _kind(obj: bpy.types.Object) -> Any:
+    """The soft body's kind (``scene.kind_of``): a cage or a Surface body.
+
+    Raises:
+        BakeError: ``obj`` is not a soft body.
+    """
+    kind = scene_driver.kind_of(obj)
+    if kind is None or not hasattr(kind, "bake_frame"):
+        raise BakeError(f"{obj.name} is not a TetRig soft body")
+    return kind
+
+
+def current_fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
+                        fresh: bool = False) -> str | None:
+    """Fingerprint of the current inputs of ``obj``'s motion (``fresh``: its rest shape digested
+    again), or ``None`` when its settings are invalid (then no bake can be current)."""
     try:
-        return fingerprint(simulation.motion_key(obj, scene, world))
+        return _kind(obj).fingerprint(obj, scene, world, fresh)
     except ValueError:
         return None
 
@@ -66,16 +73,8 @@ def status(obj: bpy.types.Object, scene: bpy.types.Scene,
     Args:
         world: the object's start-frame world matrix; default the one last recorded.
     """
-    header = bake_store.source_bake(obj)
-    if header is None:
-        return None
-    if world is None:  # the pose the simulation rests in (see simulation.rest_world_matrix)
-        settings = object_settings(obj)
-        animated = settings.has_rest_matrix and simulation.transform_animated(obj)
-        world = (np.array(settings.rest_matrix, dtype=np.float64).reshape(4, 4) if animated
-                 else np.array(obj.matrix_world, dtype=np.float64))
-    outdated = current_fingerprint(obj, scene, world) != header.fingerprint or simulation.inputs_changed(obj)
-    return BakeStatus(info=header, outdated=outdated)
+    kind = scene_driver.kind_of(obj)
+    return kind.bake_status(obj, scene, world) if kind is not None and hasattr(kind, "bake_status") else None
 
 
 def bakeable(obj: bpy.types.Object | None) -> str:
@@ -105,7 +104,7 @@ class _ObjectBake:
     next_frame: int = 0
     seconds: float = 0.0
     surface: bool = False  # a Surface body: its vertices are the "control points"
-    tears: list[surface_sim.SurfaceFrame] = field(default_factory=list)  # a tearing one's frames
+    tears: list[bake_frames.SurfaceFrame] = field(default_factory=list)  # a tearing one's frames
 
 
 @dataclass(frozen=True)
@@ -190,6 +189,14 @@ class BakeJob:
             return None
         return job.name, job.positions[job.next_frame - 1 - job.frame_start] - job.rest_local
 
+    def show_latest(self) -> None:
+        """Show the last frame baked of the object being baked, the scene's frame staying where it
+        is (the modal operator's preview; a Surface body's tear shows once the bake is done)."""
+        latest = self.latest()
+        obj = bpy.data.objects.get(latest[0]) if latest is not None else None
+        if latest is not None and obj is not None:
+            _kind(obj).preview(obj, latest[1])
+
     def _scene(self) -> bpy.types.Scene:
         scene = bpy.data.scenes.get(self.scene_name)
         if scene is None:
@@ -205,18 +212,14 @@ class BakeJob:
 
     def _begin(self, job: _ObjectBake, depsgraph: bpy.types.Depsgraph) -> None:
         obj, scene = self._object(job.name), self._scene()
-        world = simulation.rest_world_matrix(obj, depsgraph)
+        world = rest_world_matrix(obj, depsgraph)
+        kind = _kind(obj)
         job.surface = is_surface(obj)
-        if job.surface:
-            surface_sim.prepare(obj, scene, world)  # raises TetRigInputError on a refused mesh
-            job.rest_local = mesh_io.vertex_positions(mesh_io.mesh_of(obj))
-        else:
-            simulation.prepare(obj, scene, world)  # raises StaleBindingError on a stale binding
-            cage_data = cage_object.read(object_settings(obj).cage)
-            if cage_data is None:
-                raise simulation.StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
-            job.rest_local = cage_data[0]
-        job.fingerprint = fingerprint(simulation.motion_key(obj, scene, world))
+        edits.rest_fingerprint(obj, fresh=True)  # the binding's check: the rest shape digested now
+        # raises StaleBindingError, or TetRigInputError on a refused mesh
+        kind.prepare(obj, scene, depsgraph, frames.slot(obj, kind.name))
+        job.rest_local = kind.bake_rest(obj)
+        job.fingerprint = kind.fingerprint(obj, scene, world, fresh=True)
         job.positions = np.empty((self.frame_count, job.rest_local.shape[0], 3), dtype=np.float32)
         job.next_frame = self.frame_start
 
@@ -227,11 +230,11 @@ class BakeJob:
                                      control_point_count=job.positions.shape[1],
                                      bind_id=settings.bind_id, fingerprint=job.fingerprint,
                                      inputs="".join(job.inputs))
-        tear = bake_store.TearFrames.of(job.tears) if job.tears else None
+        tear = bake_frames.tear_arrays(job.tears) if job.tears else None
         target = bake_store.holder(obj)
         assert target is not None  # bakeable: a cage, or the Surface body itself
         bake_store.write(target, header, job.positions, tear)
-        simulation.forget_input_changes(obj)
+        frames.slot(obj, _kind(obj).name).inputs_changed = False
         self.results.append(BakeResult(job.name, header, job.seconds))
 
     def step(self, depsgraph: bpy.types.Depsgraph, budget_s: float = 0.1,
@@ -243,7 +246,7 @@ class BakeJob:
 
         Raises:
             BakeError: an object or the scene went away, or an object's inputs changed mid-bake.
-            simulation.StaleBindingError: a binding no longer matches its mesh.
+            StaleBindingError: a binding no longer matches its mesh.
             ValueError: invalid settings (``TetRigInputError``).
         """
         t_end = time.perf_counter() + budget_s
@@ -254,8 +257,8 @@ class BakeJob:
                 self._begin(self._current, depsgraph)
             job = self._current
             obj = self._object(job.name)
-            world = simulation.rest_world_matrix(obj, depsgraph)
-            if fingerprint(simulation.motion_key(obj, scene, world)) != job.fingerprint:
+            world = rest_world_matrix(obj, depsgraph)
+            if current_fingerprint(obj, scene, world) != job.fingerprint:
                 raise BakeError(f"{obj.name}: its settings changed while baking; bake again")
             while job.next_frame <= job.frame_end:
                 t0 = time.perf_counter()
@@ -280,17 +283,10 @@ class BakeJob:
                depsgraph: bpy.types.Depsgraph) -> tuple[np.ndarray, scene_inputs.FrameInputs, bool]:
         """The next frame of ``job``: (control points float64 [Q, 3] object space, the frame's
         scene inputs, whether the body follows them); a tearing Surface body's tear is kept."""
-        frame = job.next_frame
-        if job.surface:
-            surface = surface_sim.prepare(obj, scene, world)
-            shown = surface_sim.frame_at(obj, scene, frame, depsgraph, surface)
-            if shown.torn is not None:
-                job.tears.append(shown)
-            inputs = surface_sim.frame_inputs(obj, scene, frame, depsgraph, surface)
-            return job.rest_local + shown.displacements, inputs, surface.follows
-        prepared = simulation.prepare(obj, scene, world)  # raises on a stale binding
-        local = job.rest_local + simulation.displacements_at(obj, scene, frame, depsgraph, prepared)
-        return local, simulation.frame_inputs(obj, scene, frame, depsgraph, prepared), prepared.follows
+        displacements, inputs, follows, tear = _kind(obj).bake_frame(obj, scene, job.next_frame, depsgraph)
+        if tear is not None:
+            job.tears.append(tear)
+        return job.rest_local + displacements, inputs, follows
 
     def run(self, depsgraph: bpy.types.Depsgraph,
             progress: Callable[[str, int, int], None] | None = None) -> list[BakeResult]:
@@ -327,11 +323,6 @@ def print_progress(prefix: str = "TetRig bake") -> Callable[[str, int, int], Non
     return report
 
 
-def all_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
-    """The scene's soft bodies, Simulate on or off (``simulation.soft_bodies`` has only "on")."""
-    return [o for o in scene.objects if o.type == "MESH" and object_settings(o).role == ROLE_SOURCE]
-
-
 def baked_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
     """The scene's soft bodies (Simulate on or off) that have a bake."""
     return [o for o in all_soft_bodies(scene) if bake_store.source_bake(o) is not None]
@@ -340,29 +331,3 @@ def baked_soft_bodies(scene: bpy.types.Scene) -> list[bpy.types.Object]:
 def free(obj: bpy.types.Object) -> bool:
     """Remove the bake of a soft body; returns whether there was one. Later frames are live."""
     return bake_store.clear(bake_store.holder(obj))
-
-
-def playback_control_points(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
-                            frame_start: int, frame_end: int) -> np.ndarray:
-    """The control points playback shows over a frame range: baked frames from the bake, the others
-    simulated live (as ``simulation.update_object`` does).
-
-    Returns:
-        float64 [frame_count, Q, 3], object space.
-
-    Raises:
-        simulation.StaleBindingError, ValueError: as live playback.
-    """
-    world = simulation.rest_world_matrix(obj, depsgraph)
-    simulation.prepare(obj, scene, world)  # raises if the binding went stale
-    cage_data = cage_object.read(object_settings(obj).cage)
-    if cage_data is None:
-        raise simulation.StaleBindingError(f"{obj.name}: its cage mesh was edited; press Build Cage again.")
-    rest_local = cage_data[0]
-    out = np.empty((frame_end - frame_start + 1, rest_local.shape[0], 3))
-    for i, frame in enumerate(range(frame_start, frame_end + 1)):
-        baked = bake_store.baked_displacements(obj, frame)
-        if baked is None:
-            baked = simulation.displacements_at(obj, scene, frame, depsgraph)
-        out[i] = rest_local + baked
-    return out

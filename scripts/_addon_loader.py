@@ -124,7 +124,7 @@ def load_addon() -> ModuleType:
         raise AddonLoadError(f"registering the TetRig add-on failed: {exc}") from exc
     if registered_package_name() is None:
         # Without SciPy the add-on registers only its preferences and a panel saying so.
-        message = submodule(package, "runtime.dependencies").missing_message()
+        message = submodule(package, "runtime.app.dependencies").missing_message()
         if message is not None:
             raise AddonLoadError(f"{message} (or run with a Python that has SciPy)")
         raise AddonLoadError(f"the TetRig add-on from {REPO_ROOT} did not register its operators")
@@ -132,7 +132,7 @@ def load_addon() -> ModuleType:
 
 
 def submodule(package: ModuleType, name: str) -> ModuleType:
-    """A submodule of the add-on package, e.g. ``submodule(pkg, "runtime.rig")``."""
+    """A submodule of the add-on package, e.g. ``submodule(pkg, "runtime.cage.rig")``."""
     return importlib.import_module(f"{package.__name__}.{name}")
 
 

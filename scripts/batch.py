@@ -293,8 +293,8 @@ def ensure_bound(addon: ModuleType, obj: bpy.types.Object, scene: bpy.types.Scen
     Raises:
         BatchError: TetRig refuses the object, or its binding is stale and ``rebuild`` is off.
     """
-    rig = _addon_loader.submodule(addon, "runtime.rig")
-    export = _addon_loader.submodule(addon, "runtime.export")
+    rig = _addon_loader.submodule(addon, "runtime.cage.build")
+    export = _addon_loader.submodule(addon, "runtime.cage.export")
     errors = _addon_loader.submodule(addon, "tetrig_addon.errors")
     settings = _addon_loader.settings(obj)
     if settings.role == "CAGE" and settings.source is not None:
@@ -332,7 +332,7 @@ def ensure_surface(addon: ModuleType, obj: bpy.types.Object, rebuild: bool) -> R
     Raises:
         BatchError: TetRig refuses the object (an open mesh with pressure on, no faces ...).
     """
-    rig = _addon_loader.submodule(addon, "runtime.rig")
+    rig = _addon_loader.submodule(addon, "runtime.surface.setup")
     errors = _addon_loader.submodule(addon, "tetrig_addon.errors")
     vertex_count = len(obj.data.vertices)
     if _addon_loader.settings(obj).role == "SOURCE" and not rebuild:
@@ -397,24 +397,24 @@ def run(args: Arguments) -> str:
     if first > last:
         raise BatchError(f"the scene's frame range {first}-{last} is empty; pass --frames")
     rig_lines = [bake_rig(addon, rig, scene, first, last, len(chosen)) for rig in rigs]
-    simulation = _addon_loader.submodule(addon, "runtime.simulation")
+    driver = _addon_loader.submodule(addon, "runtime.scene")
+    soft_body = _addon_loader.submodule(addon, "runtime.common.soft_body")
     bake = _addon_loader.submodule(addon, "runtime.bake")
     # Frames the add-on already simulated (its load handler shows the file's current frame) would
     # make the timing meaningless: start from empty caches. The result is the same either way.
     for obj in objects:
-        simulation.free(obj)
+        driver.free(obj)
     results = []
     if objects:
         try:
             job = bake.BakeJob(objects, scene, first, last)
             results = job.run(bpy.context.evaluated_depsgraph_get(), progress=_progress([o.name for o in objects]))
-        except (bake.BakeError, simulation.StaleBindingError, ValueError) as exc:
+        except (bake.BakeError, soft_body.StaleBindingError, ValueError) as exc:
             raise BatchError(str(exc)) from exc
     with _addon_loader.handler_errors_raised():
         scene.frame_set(last)  # the saved file shows the last baked frame
-    jiggle_sim = _addon_loader.submodule(addon, "runtime.jiggle_sim")
     for obj in objects + rigs:
-        problem = (jiggle_sim if obj.type == "ARMATURE" else simulation).status(obj)
+        problem = driver.status(obj)
         if problem:
             print(f"{PREFIX}: warning: {problem}", file=sys.stderr, flush=True)
 
@@ -423,7 +423,7 @@ def run(args: Arguments) -> str:
     except RuntimeError as exc:
         raise BatchError(f"cannot save {output}: {str(exc).strip()}") from exc
     if args.json:
-        export = _addon_loader.submodule(addon, "runtime.export")
+        export = _addon_loader.submodule(addon, "runtime.cage.export")
         try:
             export.write_seed_json(objects[0], args.json)
         except OSError as exc:
@@ -453,9 +453,8 @@ def bake_rig(addon: ModuleType, obj: bpy.types.Object, scene: bpy.types.Scene, f
     Raises:
         BatchError: the armature has no jiggle bones, or TetRig refuses it (linked, scaled ...).
     """
-    jiggle_rig = _addon_loader.submodule(addon, "runtime.jiggle_rig")
-    jiggle_bake = _addon_loader.submodule(addon, "runtime.jiggle_bake")
-    jiggle_sim = _addon_loader.submodule(addon, "runtime.jiggle_sim")
+    jiggle_rig = _addon_loader.submodule(addon, "runtime.jiggle.rig")
+    jiggle_bake = _addon_loader.submodule(addon, "runtime.jiggle.bake")
     errors = _addon_loader.submodule(addon, "tetrig_addon.errors")
     problem = jiggle_bake.bake_problem(obj)
     if problem and not jiggle_rig.rig_problem(obj) and not jiggle_rig.bone_problem(obj):
@@ -466,7 +465,7 @@ def bake_rig(addon: ModuleType, obj: bpy.types.Object, scene: bpy.types.Scene, f
         problem = jiggle_bake.bake_problem(obj)
     if problem:
         raise BatchError(problem)
-    jiggle_sim.free(obj)
+    _addon_loader.submodule(addon, "runtime.scene").free(obj)
     try:
         result = jiggle_bake.bake(obj, scene, bpy.context.evaluated_depsgraph_get(), first, last,
                                   progress=_progress([obj.name] * object_count))

@@ -267,8 +267,8 @@ def run(args: argparse.Namespace) -> str:
         raise DemoError(f"cannot create {out_dir}: {exc.strerror}") from exc
     bpy.ops.wm.read_factory_settings(use_empty=True)
     addon = _addon_loader.load_addon()
-    rig = _addon_loader.submodule(addon, "runtime.rig")
-    export = _addon_loader.submodule(addon, "runtime.export")
+    rig = _addon_loader.submodule(addon, "runtime.cage.build")
+    export = _addon_loader.submodule(addon, "runtime.cage.export")
     errors = _addon_loader.submodule(addon, "tetrig_addon.errors")
 
     scene = _scene()
@@ -290,7 +290,7 @@ def run(args: argparse.Namespace) -> str:
     backend.warm_up()
     with _addon_loader.handler_errors_raised():
         stats = simulate(obj)
-    warning = _addon_loader.submodule(addon, "runtime.simulation").status(obj)
+    warning = _addon_loader.submodule(addon, "runtime.scene").status(obj)
 
     scene.frame_set(FIRST_FRAME)
     blend, json_path, summary_path = out_dir / "demo.blend", out_dir / "demo.json", out_dir / "summary.txt"

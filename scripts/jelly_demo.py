@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> str:
         raise demo.DemoError(f"cannot create {out_dir}: {exc.strerror}") from exc
     bpy.ops.wm.read_factory_settings(use_empty=True)
     addon = _addon_loader.load_addon()
-    rig = _addon_loader.submodule(addon, "runtime.rig")
+    rig = _addon_loader.submodule(addon, "runtime.surface.setup")
     errors = _addon_loader.submodule(addon, "tetrig_addon.errors")
     backend = _addon_loader.submodule(addon, "tetrig_addon.solver.backend")
 

@@ -38,8 +38,8 @@ def main() -> int:
     # show the current frame now, as opening the file with the add-on enabled would.
     scene = bpy.context.scene
     if scene is not None:
-        simulation = _addon_loader.submodule(addon, "runtime.simulation")
-        simulation.update_scene(scene, bpy.context.evaluated_depsgraph_get())
+        driver = _addon_loader.submodule(addon, "runtime.scene")
+        driver.update(scene, bpy.context.evaluated_depsgraph_get())
     print(f"TetRig: add-on {addon.__name__} loaded from {os.path.dirname(addon.__file__ or '')}",
           flush=True)
     return 0

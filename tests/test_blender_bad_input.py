@@ -51,8 +51,8 @@ def test_tiny_huge_negative_and_nonuniform_scale(bpy, addon, scale):
     drop = (rest_positions(obj) @ m[:3, :3].T - pos @ m[:3, :3].T)[:, 2].mean()
     t = 7 / 24
     assert drop == pytest.approx(0.5 * 9.81 * t * t, rel=0.1)
-    from tetrig.runtime import simulation
-    assert simulation.status(obj) == ""
+    from tetrig.runtime import scene as driver
+    assert driver.status(obj) == ""
 
 
 def test_deleting_the_cage_while_playing_is_reported_not_fatal(bpy, addon):
@@ -62,8 +62,8 @@ def test_deleting_the_cage_while_playing_is_reported_not_fatal(bpy, addon):
     bpy.context.scene.frame_set(3)
     bpy.data.objects.remove(obj.tetrig.cage, do_unlink=True)
     bpy.context.scene.frame_set(4)
-    from tetrig.runtime import simulation
-    assert "cage object is gone" in simulation.status(obj)
+    from tetrig.runtime import scene as driver
+    assert "cage object is gone" in driver.status(obj)
     assert np.array_equal(evaluated_positions(obj), rest_positions(obj))  # rest, not a stale frame
 
 
@@ -105,8 +105,8 @@ def test_a_duplicate_never_destroys_the_original_cage(bpy, addon):
     copy = bpy.context.active_object
     assert copy != original and copy.tetrig.cage == cage
     bpy.context.scene.frame_set(4)
-    from tetrig.runtime import simulation
-    assert "shares its cage" in simulation.status(copy)
+    from tetrig.runtime import scene as driver
+    assert "shares its cage" in driver.status(copy)
     assert bpy.ops.tetrig.build_cage() == {"FINISHED"}  # the copy gets its own cage
     assert copy.tetrig.cage != cage and original.tetrig.cage == cage and cage.name in bpy.data.objects
     bpy.context.view_layer.objects.active = copy
@@ -135,8 +135,8 @@ def test_an_animated_object_does_not_resimulate_every_frame(bpy, addon):
         solver.step = real_step
     assert len(calls) == 23  # one step per new frame, not a replay from the start each time
     played = evaluated_positions(obj)
-    from tetrig.runtime import simulation
-    simulation.free()
+    from tetrig.runtime import scene as driver
+    driver.free()
     sc.frame_set(24)  # a cold jump gives the same frame
     np.testing.assert_allclose(evaluated_positions(obj), played, atol=1e-6)
 

@@ -55,7 +55,7 @@ class StepCounter:
 def bunny_blend(addon, tmp_path_factory):
     """The bunny, baked over frames 1–120 and saved; (path, bake seconds, .blend sizes)."""
     import bpy
-    from tetrig.runtime import simulation
+    from tetrig.runtime import scene as driver
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene
@@ -68,7 +68,7 @@ def bunny_blend(addon, tmp_path_factory):
     folder = tmp_path_factory.mktemp("bake")
     unbaked = folder / "unbaked.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(unbaked), copy=True)
-    simulation.free()  # the bake computes every frame itself
+    driver.free()  # the bake computes every frame itself
     t0 = time.perf_counter()
     assert bpy.ops.tetrig.bake() == {"FINISHED"}
     seconds = time.perf_counter() - t0
@@ -117,7 +117,8 @@ def live_playback(bunny_blend, baked_playback):
 
 def test_bake_is_compact_float32_on_the_cage(bunny_blend, addon):
     import bpy
-    from tetrig.runtime import bake, bake_store
+    from tetrig.runtime import bake
+    from tetrig.runtime.common import bake_store
 
     path, seconds, (unbaked_size, baked_size) = bunny_blend
     obj = _open(bpy, path)

@@ -43,7 +43,7 @@ def save_scene(path: Path, names: list[str], bind: bool = False) -> None:
 
 def baked_frames(path: Path, name: str) -> tuple[int, int] | None:
     import bpy
-    from tetrig.runtime import bake_store
+    from tetrig.runtime.common import bake_store
 
     bpy.ops.wm.open_mainfile(filepath=str(path))
     try:

@@ -116,7 +116,8 @@ def test_an_edit_after_binding_gives_the_message_and_the_rest_shape(bpy, edit, c
     """Each edit: no exception, the status and panel say the mesh changed, playback shows the edited
     mesh untouched, exports refuse with the same message; Rebind (Build Cage again) keeps the
     settings and simulates again."""
-    from tetrig.runtime import export, simulation
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime.cage import export, model as cage_model
 
     bpy.ops.mesh.primitive_monkey_add(location=(0.0, 0.0, 1.0))
     obj = bpy.context.active_object
@@ -125,13 +126,13 @@ def test_an_edit_after_binding_gives_the_message_and_the_rest_shape(bpy, edit, c
     obj.tetrig.resolution, obj.tetrig.damping = 6, 4.0
     assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
     bpy.context.scene.frame_set(6)
-    assert simulation.binding_problem(obj) == ""
+    assert cage_model.binding_problem(obj) == ""
     bpy.context.scene.frame_set(1)
     edit(bpy, obj)
     for f in range(1, 8):
         bpy.context.scene.frame_set(f)
     message = "the mesh changed since binding; press Rebind"
-    assert message in simulation.status(obj) and message in simulation.binding_problem(obj)
+    assert message in driver.status(obj) and message in cage_model.binding_problem(obj)
     np.testing.assert_array_equal(evaluated_positions(obj), posed_positions(obj))  # untouched
     assert "Traceback" not in "".join(capfd.readouterr())  # the frame handler raised nothing
     with pytest.raises(export.ExportError, match="changed since binding"):
@@ -140,7 +141,7 @@ def test_an_edit_after_binding_gives_the_message_and_the_rest_shape(bpy, edit, c
         bpy.ops.tetrig.export_json(filepath=str(bpy.app.tempdir) + "stale.json")
     assert bpy.ops.tetrig.build_cage() == {"FINISHED"}  # Rebind
     assert obj.tetrig.resolution == 6 and obj.tetrig.damping == 4.0
-    assert simulation.binding_problem(obj) == ""
+    assert cage_model.binding_problem(obj) == ""
     bpy.context.scene.frame_set(2)
     bpy.context.scene.frame_set(8)
     assert np.abs(evaluated_positions(obj) - posed_positions(obj)).max() > 0.01  # falling again
@@ -256,7 +257,7 @@ def test_an_open_shell_binds_with_the_hull_and_the_info_line_says_why(bpy):
     """A shell with no inside (an open tube, like a car body's panels) still binds with Cage: Fit:
     the hull, every vertex reconstructed, and the note in the panel and the report says why."""
     from blender_helpers import import_obj
-    from tetrig.runtime import export
+    from tetrig.runtime.cage import export
 
     bpy.ops.mesh.primitive_cylinder_add(vertices=24, radius=0.5, depth=2.0, end_fill_type="NOTHING")
     tube = bpy.context.active_object

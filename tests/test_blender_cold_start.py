@@ -32,7 +32,7 @@ if tmp:
 import bpy
 sys.path.insert(0, addon_dir)
 import tetrig
-from tetrig.runtime import compiled_solver
+from tetrig.runtime.common import compiled_solver
 from tetrig.tetrig_addon import solver
 from tetrig.tetrig_addon.solver import backend
 if ui == "1":

@@ -86,7 +86,7 @@ def test_bake_all_and_free_all(bpy, addon):
 
 
 def test_bake_refuses_simulate_off_and_changes_nothing(bpy, addon):
-    from tetrig.runtime import bake_store
+    from tetrig.runtime.common import bake_store
 
     obj = ball(bpy)
     obj.tetrig.simulate = False
@@ -98,7 +98,9 @@ def test_bake_refuses_simulate_off_and_changes_nothing(bpy, addon):
 def test_baking_a_few_frames_at_a_time_equals_baking_at_once(bpy, addon):
     """The modal operator bakes in slices of ~0.1 s between events; the result must not depend
     on where the slices end."""
-    from tetrig.runtime import bake, bake_store, simulation
+    from tetrig.runtime import bake
+    from tetrig.runtime.common import bake_store
+    from tetrig.runtime import scene as driver
 
     a, b = ball(bpy, "A", -1.5), ball(bpy, "B", 1.5)
     scene = bpy.context.scene
@@ -110,7 +112,7 @@ def test_baking_a_few_frames_at_a_time_equals_baking_at_once(bpy, addon):
         assert 0 < job.frames_done < job.total_frames
     assert slices == 2 * LAST_FRAME - 1 and job.frames_done == job.total_frames
     sliced = [bake_store.all_positions(o.tetrig.cage) for o in (a, b)]
-    simulation.free()
+    driver.free()
     bake.BakeJob([a, b], scene).run(depsgraph)
     for obj, first in zip((a, b), sliced):
         assert np.array_equal(bake_store.all_positions(obj.tetrig.cage), first)
@@ -145,7 +147,7 @@ def test_pc2_plays_back_in_blenders_mesh_cache_modifier(bpy, addon, tmp_path):
 
 
 def test_animation_json_holds_the_played_control_points(bpy, addon, tmp_path):
-    from tetrig.runtime import bake_store
+    from tetrig.runtime.common import bake_store
     from tetrig.tetrig_addon import animation_json
 
     obj = ball(bpy)
@@ -178,23 +180,24 @@ def test_the_bake_fingerprint_follows_the_frame_cache_key(bpy, addon):
     """``simulation.motion_key`` (what a bake's fingerprint digests) must hold every input of the
     live frame cache's key that is saved with the file; only the cage's session id, which changes
     at every load, and the scene-inputs version (per session) are left out. If this fails, ``_model_key`` changed: update ``motion_key``."""
-    from tetrig.runtime import simulation
+    from tetrig.runtime.common import frames, animation, properties
+    from tetrig.runtime.cage import model as cage_model
 
     obj = ball(bpy)
     scene = bpy.context.scene
     scene.frame_set(3)
-    world = simulation.rest_world_matrix(obj, bpy.context.evaluated_depsgraph_get())
-    cache_key = simulation._caches[obj.session_uid].key
+    world = animation.rest_world_matrix(obj, bpy.context.evaluated_depsgraph_get())
+    cache_key = frames.find(obj).cache.key
     model_key = cache_key[0]
-    assert model_key == simulation._model_key(obj, scene, world)
+    assert model_key == cage_model.model_key(obj, scene, world)
     assert model_key[-1] == obj.tetrig.cage.session_uid
-    motion = simulation.motion_key(obj, scene, world)
+    motion = cage_model.motion_key(obj, scene, world)
     # the last entry counts this session's drops of recorded scene inputs (scene_inputs.version)
-    assert cache_key[-1] == simulation.scene_inputs.version(obj)
+    assert cache_key[-1] == frames.find(obj).version
     assert motion == (*model_key[:-1], *cache_key[1:-1])
     # plasticity on: in both keys, after the frame settings (off, neither has it: older bakes stay current)
     obj.tetrig.use_plasticity = True
     scene.frame_set(4)
-    cache_key = simulation._caches[obj.session_uid].key
-    plastic = simulation.motion_key(obj, scene, world)
-    assert plastic == (*motion, simulation.plastic_settings(obj)) == (*cache_key[0][:-1], *cache_key[1:-1])
+    cache_key = frames.find(obj).cache.key
+    plastic = cage_model.motion_key(obj, scene, world)
+    assert plastic == (*motion, properties.plastic_settings(obj)) == (*cache_key[0][:-1], *cache_key[1:-1])

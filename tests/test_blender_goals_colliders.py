@@ -137,12 +137,12 @@ def test_collider_off_lets_the_ball_fall_through(scene):
 
 def test_a_missing_goal_group_is_reported_and_shows_the_rest_shape(scene):
     import bpy
-    from tetrig.runtime import simulation
+    from tetrig.runtime import scene as driver
 
     obj, _ = keyframed_ball(bpy)
     obj.tetrig.goal_group = "NoSuchGroup"
     scene.frame_set(6)
-    assert "goal group 'NoSuchGroup' does not exist" in simulation.status(obj)
+    assert "goal group 'NoSuchGroup' does not exist" in driver.status(obj)
     np.testing.assert_array_equal(evaluated_positions(obj), rest_positions(obj))
 
 
@@ -239,7 +239,7 @@ def test_soft_bodies_with_collision_modifiers_do_not_collide_with_each_other(sce
     """A soft body's shape at a frame comes from its own simulation, which reading another
     frame's inputs does not run: soft bodies are not colliders, so a jump still equals playback."""
     import bpy
-    from tetrig.runtime import scene_inputs
+    from tetrig.runtime.common import scene_inputs
 
     a = _dropped_ball(bpy, (0.0, 0.0, 0.5), radius=0.4)
     b = _dropped_ball(bpy, (0.1, 0.0, 1.6), radius=0.4)

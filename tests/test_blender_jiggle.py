@@ -61,9 +61,9 @@ def test_setup_puts_the_jiggle_last_and_leaves_the_users_channels_alone(bpy, add
     # a constraint added later is flagged, and Update Jiggle Rig puts the jiggle last again
     own = pb.constraints.new("LIMIT_ROTATION")
     bpy.context.scene.frame_set(3)
-    from tetrig.runtime import jiggle_sim
+    from tetrig.runtime import scene as driver
 
-    assert "Update Jiggle Rig" in jiggle_sim.status(obj)
+    assert "Update Jiggle Rig" in driver.status(obj)
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.tetrig.jiggle_update_rig() == {"FINISHED"}
     assert pb.constraints[-1].name == "TetRig Jiggle" and pb.constraints[0] == own
@@ -89,11 +89,11 @@ def test_the_chain_swings_keeps_its_length_and_follows_a_moving_object(bpy, addo
 
 
 def test_jump_scrub_and_play_give_the_same_frame(bpy, addon):
-    from tetrig.runtime import jiggle_sim
+    from tetrig.runtime import scene as driver
 
     obj = make_chain_rig()
     played = _play(bpy, obj, range(1, 41))
-    jiggle_sim.free()
+    driver.free()
     bpy.context.scene.frame_set(37)  # a jump from frame 40, no cache
     assert np.abs(bone_tails(obj) - played[37]).max() < 1e-6
     bpy.context.scene.frame_set(12)  # a scrub back
@@ -103,7 +103,8 @@ def test_jump_scrub_and_play_give_the_same_frame(bpy, addon):
 
 
 def test_bake_equals_live_and_plays_after_reload(bpy, addon, tmp_path):
-    from tetrig.runtime import jiggle_bake, jiggle_sim
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime.jiggle import bake as jiggle_bake
 
     obj = make_chain_rig()
     live = _play(bpy, obj, range(1, 49))
@@ -111,7 +112,7 @@ def test_bake_equals_live_and_plays_after_reload(bpy, addon, tmp_path):
     assert bpy.ops.tetrig.jiggle_bake() == {"FINISHED"}
     state = jiggle_bake.status(obj, bpy.context.scene)
     assert state is not None and not state.outdated and state.info.frame_count == 48
-    jiggle_sim.free()
+    driver.free()
     baked = _play(bpy, obj, [30, 5, 48])
     for f in (30, 5, 48):
         assert np.abs(baked[f] - live[f]).max() < 1e-6
@@ -219,14 +220,14 @@ def test_blender_colliders_keep_tails_out(bpy, addon, kind):
     assert gap.min() < 0.02  # the chain did reach it
     # a deleted collider: nothing breaks, the chain moves on without it
     bpy.data.objects.remove(collider)
-    from tetrig.runtime import jiggle_sim
+    from tetrig.runtime import scene as driver
 
     bpy.context.scene.frame_set(20)
-    assert jiggle_sim.status(obj) == ""
+    assert driver.status(obj) == ""
 
 
 def test_presets_critical_and_apply_to_chain(bpy, addon, tmp_path, monkeypatch):
-    from tetrig.runtime import presets
+    from tetrig.runtime.app import presets
 
     user_scripts = tmp_path / "scripts"  # stands in for the user's scripts folder
 
@@ -264,12 +265,12 @@ def test_presets_critical_and_apply_to_chain(bpy, addon, tmp_path, monkeypatch):
 def test_draw_handler_shows_the_collision_radius_of_selected_bones(bpy, addon):
     from types import SimpleNamespace
 
-    from tetrig.runtime import jiggle_draw
+    from tetrig.runtime.app import jiggle_draw
 
     obj = make_chain_rig()
     pb = obj.pose.bones["Chain.04"]
     pb.tetrig_jiggle.collision_radius = 0.05
-    from tetrig.runtime.jiggle_draw import selected
+    from tetrig.runtime.app.jiggle_draw import selected
 
     def select(name: str, value: bool) -> None:
         target = obj.pose.bones[name] if "select" in obj.pose.bones[name].bl_rna.properties else obj.data.bones[name]
@@ -298,7 +299,8 @@ def test_the_panel_draws_for_an_armature_and_a_collider(bpy, addon):
 
 
 def test_bad_input_is_refused_with_a_message_and_nothing_lost(bpy, addon, tmp_path):
-    from tetrig.runtime import jiggle_rig, jiggle_sim
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime.jiggle import rig as jiggle_rig
 
     # a non-armature object
     bpy.ops.mesh.primitive_cube_add()
@@ -312,31 +314,31 @@ def test_bad_input_is_refused_with_a_message_and_nothing_lost(bpy, addon, tmp_pa
     for scale, word in (((1, 2, 1), "non-uniform"), ((-1, 1, 1), "negative")):
         obj.scale = scale
         bpy.context.scene.frame_set(9)
-        assert word in jiggle_sim.status(obj)
+        assert word in driver.status(obj)
         bpy.context.view_layer.objects.active = obj
         with pytest.raises(RuntimeError, match=word):
             bpy.ops.tetrig.jiggle_update_rig()
         assert [pb.tetrig_jiggle.stiffness for pb in obj.pose.bones] == settings
     obj.scale = (1, 1, 1)
     bpy.context.scene.frame_set(10)
-    assert jiggle_sim.status(obj) == ""
+    assert driver.status(obj) == ""
     # a bone squashed to zero length by its pose scale
     obj.pose.bones["Chain.02"].scale = (0, 0, 0)
     bpy.context.scene.frame_set(11)
-    assert "zero" in jiggle_sim.status(obj) or "scale" in jiggle_sim.status(obj)
+    assert "zero" in driver.status(obj) or "scale" in driver.status(obj)
     obj.pose.bones["Chain.02"].scale = (1, 1, 1)
     bpy.context.scene.frame_set(12)
-    assert jiggle_sim.status(obj) == ""
+    assert driver.status(obj) == ""
     # bones renamed after set-up and baking: live jiggle goes on; the bake is kept, not played
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.tetrig.jiggle_bake() == {"FINISHED"}
     obj.data.bones["Chain.03"].name = "Renamed"
-    from tetrig.runtime import jiggle_bake
+    from tetrig.runtime.jiggle import bake as jiggle_bake
 
     state = jiggle_bake.status(obj, bpy.context.scene)
     assert state is not None and state.bones_changed and "renamed" in state.describe()
     bpy.context.scene.frame_set(15)
-    assert jiggle_sim.status(obj) == ""
+    assert driver.status(obj) == ""
     assert obj.pose.bones["Renamed"].constraints["TetRig Jiggle"].target is not None
 
 
@@ -350,7 +352,7 @@ def test_a_linked_armature_asks_for_a_library_override(bpy, addon, tmp_path):
     linked = target.objects[0]
     bpy.context.scene.collection.objects.link(linked)
     bpy.context.view_layer.objects.active = linked
-    from tetrig.runtime import jiggle_rig
+    from tetrig.runtime.jiggle import rig as jiggle_rig
 
     assert "Library Override" in jiggle_rig.rig_problem(linked)
     for op in (bpy.ops.tetrig.jiggle_update_rig, bpy.ops.tetrig.jiggle_bake, bpy.ops.tetrig.jiggle_bake_action):
@@ -369,7 +371,7 @@ def test_batch_bakes_a_rig_headless(bpy, addon, tmp_path):
     assert run.returncode == 0, run.stderr
     assert "Rig: 5 jiggle bones, frames 1-30 baked" in run.stdout
     bpy.ops.wm.open_mainfile(filepath=out)
-    from tetrig.runtime import jiggle_bake
+    from tetrig.runtime.jiggle import bake as jiggle_bake
 
     state = jiggle_bake.status(bpy.data.objects["Rig"], bpy.context.scene)
     assert state is not None and state.info.frame_end == 30 and not state.outdated

@@ -28,7 +28,7 @@ EXPECTED = {
 
 
 def shipped(addon) -> dict[str, str]:
-    from tetrig.runtime import presets
+    from tetrig.runtime.app import presets
 
     return {os.path.basename(p)[:-3].replace("_", " "): p for p in presets.shipped()}
 
@@ -38,7 +38,7 @@ def apply(bpy, path: str) -> None:
 
 
 def test_the_presets_menu_lists_the_shipped_presets(bpy, addon):
-    from tetrig.runtime import presets
+    from tetrig.runtime.app import presets
 
     assert sorted(shipped(addon)) == sorted(EXPECTED)
     assert presets.SHIPPED_DIR in bpy.utils.preset_paths(presets.PRESET_SUBDIR)
@@ -72,12 +72,12 @@ def test_softer_presets_sag_more(bpy, addon):
         bpy.ops.wm.read_factory_settings(use_empty=True)
         obj = ball(bpy, name=name.replace(" ", ""))
         apply(bpy, paths[name])
-        from tetrig.runtime import simulation
+        from tetrig.runtime import scene as driver
         for frame in range(1, 41):
             bpy.context.scene.frame_set(frame)
         pos = world(obj, evaluated_positions(obj))
         assert np.all(np.isfinite(pos)) and pos[:, 2].min() > -1e-3, name
-        assert simulation.status(obj) == "", name
+        assert driver.status(obj) == "", name
         heights[name] = float(np.ptp(pos[:, 2]))
     rubber = min(heights["Soft Rubber"], heights["Stiff Rubber"])
     assert heights["Dough"] < heights["Jelly"] < heights["Flesh"] < rubber, heights

@@ -43,7 +43,7 @@ def expected_surface(bpy, obj, displacements, settings=None, quality_on=True, po
     read here (not through the add-on's glue): float64 [N, 3]. ``posed``: a posed mesh's input
     [N, 3] this frame (the offsets are added to it and the pass keeps its edge lengths);
     ``fixed``: bool [N], pinned vertices."""
-    from tetrig.runtime import export
+    from tetrig.runtime.cage import export
     from tetrig.tetrig_addon import quality
     from tetrig.tetrig_addon.binding import blend_matrix
 
@@ -68,13 +68,14 @@ def expected_surface(bpy, obj, displacements, settings=None, quality_on=True, po
 
 
 def shown_displacements(bpy, obj, frame: int) -> np.ndarray:
-    from tetrig.runtime import bake_store, simulation
+    from tetrig.runtime.common import bake_store
+    from tetrig.runtime.cage import kind as cage_kind
 
     baked = bake_store.baked_displacements(obj, frame)
     if baked is not None:
         return baked
     scene = bpy.context.scene
-    return simulation.displacements_at(obj, scene, frame, bpy.context.evaluated_depsgraph_get())
+    return cage_kind.displacements_at(obj, scene, frame, bpy.context.evaluated_depsgraph_get())
 
 
 def test_the_quality_subpanel_is_closed_at_first_and_holds_the_settings(bpy, addon):
@@ -189,8 +190,8 @@ def test_bake_playback_renders_and_every_export_carry_the_pass(bpy, addon, tmp_p
     without = render("off.png")
     assert np.abs(with_pass - without).max() > 0.02
     obj.tetrig.use_quality = True
-    from tetrig.runtime import simulation
-    simulation.free()
+    from tetrig.runtime import scene as driver
+    driver.free()
     assert np.array_equal(render("on_again.png"), with_pass)
 
     # the animation JSON without the pass has no quality block, and its blend is the raw surface

@@ -69,7 +69,8 @@ def setup_render(bpy, scene, out_dir, last_frame: int) -> None:
 
 
 def test_animation_render_shows_every_frame_and_subframes_never_advance(bpy, addon, steps, tmp_path, capsys):
-    from tetrig.runtime import simulation
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime.common import frames
 
     scene = bpy.context.scene
     baked = ball(bpy, "Baked", 1.2)
@@ -77,7 +78,7 @@ def test_animation_render_shows_every_frame_and_subframes_never_advance(bpy, add
     setup_render(bpy, scene, tmp_path, last_frame=6)
     bpy.context.view_layer.objects.active = baked
     assert bpy.ops.tetrig.bake() == {"FINISHED"}
-    simulation.free()
+    driver.free()
     scene.frame_set(1)
     steps.threads.clear()
 
@@ -89,12 +90,12 @@ def test_animation_render_shows_every_frame_and_subframes_never_advance(bpy, add
     # Motion blur evaluated frames 0.75, 1.25, ... 5.75, 6.25: each integer frame was simulated
     # once, in the main thread, by the live ball only; nothing beyond the last frame.
     assert steps.threads == [True] * 5
-    assert simulation._caches[live.session_uid].cached_frames() == [1, 2, 3, 4, 5, 6]
+    assert frames.find(live).cache.cached_frames() == [1, 2, 3, 4, 5, 6]
     frames = [image_pixels(bpy, tmp_path / f"frame_{f:04d}.png") for f in range(1, 7)]
     for a, b in zip(frames, frames[1:]):
         assert np.abs(a - b).max() > 0.05  # the balls fell between frames
     # A cold render of frame 6 (nothing cached, a jump from the start) gives the same picture.
-    simulation.free()
+    driver.free()
     scene.frame_set(6)
     scene.render.filepath = str(tmp_path / "still.png")
     assert bpy.ops.render.render(write_still=True) == {"FINISHED"}
@@ -102,7 +103,7 @@ def test_animation_render_shows_every_frame_and_subframes_never_advance(bpy, add
 
 
 def test_a_subframe_shows_the_integer_frame(bpy, addon, steps):
-    from tetrig.runtime import simulation
+    from tetrig.runtime.common import frames
 
     obj = ball(bpy, "Ball", 0.0)
     scene = bpy.context.scene
@@ -113,12 +114,12 @@ def test_a_subframe_shows_the_integer_frame(bpy, addon, steps):
     scene.frame_set(9, subframe=0.75)
     scene.frame_set(10, subframe=0.0)
     assert np.array_equal(evaluated_positions(obj), at_10)
-    assert max(simulation._caches[obj.session_uid].cached_frames()) == 10
+    assert max(frames.find(obj).cache.cached_frames()) == 10
     assert len(steps.threads) == 9
 
 
 def _handler_in_thread(bpy, scene) -> threading.Thread:
-    from tetrig.runtime import handlers
+    from tetrig.runtime.app import handlers
 
     depsgraph = bpy.context.evaluated_depsgraph_get()
     thread = threading.Thread(target=handlers.on_frame_change_post, args=(scene, depsgraph))
@@ -127,13 +128,14 @@ def _handler_in_thread(bpy, scene) -> threading.Thread:
 
 
 def test_render_thread_hands_the_update_to_the_main_thread(bpy, addon, steps):
-    from tetrig.runtime import render_guard, simulation
+    from tetrig.runtime.app import render_guard
+    from tetrig.runtime import scene as driver
 
     obj = ball(bpy, "Ball", 0.0)
     scene = bpy.context.scene
     scene.frame_set(8)
     expected = evaluated_positions(obj)
-    simulation.free()
+    driver.free()
     scene.frame_set(1)
     steps.threads.clear()
     scene.frame_current = 8  # what the render pipeline does before it calls the handler
@@ -149,7 +151,7 @@ def test_render_thread_hands_the_update_to_the_main_thread(bpy, addon, steps):
 
 
 def test_render_thread_gives_up_when_the_main_thread_never_answers(bpy, addon, steps, monkeypatch, capsys):
-    from tetrig.runtime import render_guard
+    from tetrig.runtime.app import render_guard
 
     obj = ball(bpy, "Ball", 0.0)
     scene = bpy.context.scene
@@ -168,7 +170,7 @@ def test_render_thread_gives_up_when_the_main_thread_never_answers(bpy, addon, s
 
 
 def test_viewport_frame_changes_leave_meshes_alone_during_a_render_job(bpy, addon, steps, monkeypatch):
-    from tetrig.runtime import render_guard
+    from tetrig.runtime.app import render_guard
 
     obj = ball(bpy, "Ball", 0.0)
     scene = bpy.context.scene

@@ -30,7 +30,7 @@ def test_real_mesh_binds_every_vertex_and_reconstructs(bpy, addon, name):
     obj = import_obj(name)
     seconds = build(bpy, obj)
     print(f"\n{name}: Build Cage & Bind {seconds * 1000:.0f} ms")
-    from tetrig.runtime import export
+    from tetrig.runtime.cage import export
     data = export.seed_data(obj)
     rest = rest_positions(obj)
     assert data.vertex_bones.shape == (len(rest), 4) == data.weights.shape
@@ -55,7 +55,7 @@ def test_save_reload_and_json_export_are_exact(bpy, addon, tmp_path):
     obj = import_obj("spot")
     build(bpy, obj)
     original = rest_positions(obj).copy()
-    from tetrig.runtime import export
+    from tetrig.runtime.cage import export
     before = export.seed_data(obj)
     json_path = tmp_path / "spot.json"
     assert bpy.ops.tetrig.export_json(filepath=str(json_path)) == {"FINISHED"}
@@ -121,8 +121,8 @@ def test_frame_40_is_the_same_played_jumped_or_scrubbed(bpy, addon):
     for f in range(1, 41):
         sc.frame_set(f)
     played = evaluated_positions(obj)
-    from tetrig.runtime import simulation
-    simulation.free()  # forget every cached frame: a cold jump
+    from tetrig.runtime import scene as driver
+    driver.free()  # forget every cached frame: a cold jump
     sc.frame_set(1)
     sc.frame_set(40)
     jumped = evaluated_positions(obj)
@@ -224,6 +224,6 @@ def test_stale_binding_is_detected_and_not_written(bpy, addon):
     bpy.ops.mesh.subdivide()
     bpy.ops.object.mode_set(mode="OBJECT")
     bpy.context.scene.frame_set(10)
-    from tetrig.runtime import simulation
-    assert "changed since binding; press Rebind" in simulation.status(obj)
+    from tetrig.runtime import scene as driver
+    assert "changed since binding; press Rebind" in driver.status(obj)
     assert np.array_equal(evaluated_positions(obj), rest_positions(obj))

@@ -165,25 +165,26 @@ def test_plasticity_dents_a_cage_for_good(scene):
     plasticity the rest lengths are the cage's."""
     import bpy
     from blender_helpers import ball
-    from tetrig.runtime import simulation
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime.common import frames
 
     obj = ball(bpy)
     obj.tetrig.youngs_modulus = 2e4
     scene.frame_set(30)
-    assert simulation._caches[obj.session_uid]._states[30].rest_lengths is None
+    assert frames.find(obj).cache._states[30].rest_lengths is None
     s = obj.tetrig
     s.use_plasticity, s.plastic_yield, s.plastic_rate = True, 0.005, 50.0
     _play(bpy, obj, range(1, 51))
-    original = simulation._prepared[obj.session_uid].model.rest_lengths
-    states = simulation._caches[obj.session_uid]._states
+    original = frames.find(obj).prepared.model.rest_lengths
+    states = frames.find(obj).cache._states
     assert _crept(states[30].rest_lengths, original) > 0.01
     assert _crept(states[50].rest_lengths, original) > 0.01
     played = evaluated_positions(obj)
-    simulation.free(obj)
+    driver.free(obj)
     scene.frame_set(1)
     scene.frame_set(50)
     assert np.array_equal(evaluated_positions(obj), played)
-    assert np.array_equal(simulation._caches[obj.session_uid]._states[50].rest_lengths, states[50].rest_lengths)
+    assert np.array_equal(frames.find(obj).cache._states[50].rest_lengths, states[50].rest_lengths)
 
 
 def test_plasticity_stretches_a_hanging_surface_for_good(scene):
@@ -191,7 +192,7 @@ def test_plasticity_stretches_a_hanging_surface_for_good(scene):
     plasticity (yield 1 %, rate 20/s): its edges' rest lengths creep (their mean more than 1 %
     longer at frame 48, and longer at frame 96), and it hangs lower than the elastic grid."""
     import bpy
-    from tetrig.runtime import surface_sim
+    from tetrig.runtime.common import frames
 
     bodies = []
     for plastic in (False, True):
@@ -206,8 +207,8 @@ def test_plasticity_stretches_a_hanging_surface_for_good(scene):
         bodies.append((obj, rest))
     _play(bpy, bodies[1][0], range(1, 97))
     obj = bodies[1][0]
-    original = surface_sim._prepared[obj.session_uid].body.model_for(np.zeros(0, dtype=bool)).model.rest_lengths
-    states = surface_sim._caches[obj.session_uid]._states
+    original = frames.find(obj).prepared.body.model_for(np.zeros(0, dtype=bool)).model.rest_lengths
+    states = frames.find(obj).cache._states
     edges = original < 0.11  # the structural springs (0.1 m); the diagonals have no stiffness here
     crept = [float(np.mean(states[f].rest_lengths[edges] / original[edges] - 1.0)) for f in (48, 96)]
     print(f"\nmean creep of the edges: {crept[0]:.4f} at frame 48, {crept[1]:.4f} at frame 96")
@@ -220,11 +221,11 @@ def test_jumping_shows_what_playing_shows(scene):
     """Acceptance: the jelly with pressure, played frame by frame to 30 or jumped to 30 from the
     start with every cached frame dropped: the same positions, bit for bit."""
     import bpy
-    from tetrig.runtime import simulation
+    from tetrig.runtime import scene as driver
 
     obj = jelly(bpy, 1e5)
     played = _play(bpy, obj, range(1, 31))[-1]
-    simulation.free(obj)
+    driver.free(obj)
     scene.frame_set(1)
     scene.frame_set(30)
     assert np.array_equal(evaluated_positions(obj), played)
@@ -236,14 +237,16 @@ def test_bake_plays_as_live_and_survives_save_and_reload(scene, tmp_path):
     without stepping the engine; saved and reopened it plays the same numbers, the bake is
     current, and the mesh's own coordinates are the original ones after all of it."""
     import bpy
-    from tetrig.runtime import bake, bake_store, simulation
+    from tetrig.runtime import bake
+    from tetrig.runtime.common import bake_store
+    from tetrig.runtime import scene as driver
     from tetrig.tetrig_addon.surface import SurfaceBody
 
     scene.frame_end = 30
     obj = jelly(bpy, 1e5)
     rest = rest_positions(obj).copy()
     live = _play(bpy, obj, range(1, 31))
-    simulation.free()
+    driver.free()
     assert bpy.ops.tetrig.bake() == {"FINISHED"}
     info = bake_store.source_bake(obj)
     assert info is not None and (info.frame_start, info.frame_end, info.control_point_count) == (1, 30, 482)
@@ -387,7 +390,7 @@ def _fcurves(obj):
 
 
 def _torn_edges(obj) -> np.ndarray:
-    from tetrig.runtime import tear_display
+    from tetrig.runtime.surface import tear_display
 
     attr = obj.data.attributes.get(tear_display.TORN_ATTRIBUTE)
     if attr is None:
@@ -402,7 +405,8 @@ def test_a_pulled_sheet_tears_between_its_pins(scene):
     (at least 10 torn edges, all within 0.2 m of that side), the pins follow the hooks exactly,
     and the tear is frame state: jumped to, the same torn edges and positions."""
     import bpy
-    from tetrig.runtime import simulation, surface_sim
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime.common import frames
 
     sheet, left, right = pulled_sheet(bpy, scene)
     played = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))[-1]
@@ -416,13 +420,13 @@ def test_a_pulled_sheet_tears_between_its_pins(scene):
     assert np.abs(played[right] - (rest[right] - 0.25 + [pull, 0.0, 0.0])).max() < 1e-5
     # the shown mesh is the engine's split mesh: a vertex for each of its particles, where they are
     shown = evaluated_positions(sheet)
-    prepared = surface_sim._prepared[sheet.session_uid]
-    split = prepared.body.split_mesh(surface_sim._caches[sheet.session_uid]._states[1 + PULL_FRAMES])
+    prepared = frames.find(sheet).prepared
+    split = prepared.body.split_mesh(frames.find(sheet).cache._states[1 + PULL_FRAMES])
     print(f"\n{torn.sum()} torn edges; {len(shown)} vertices shown for {len(rest)}")
     assert len(shown) == len(split.positions) > len(rest) + 10
     nearest = np.linalg.norm(shown[:, None] - split.positions[None], axis=2).min(1)
     assert nearest.max() < 1e-5
-    simulation.free(sheet)
+    driver.free(sheet)
     scene.frame_set(1)
     assert len(evaluated_positions(sheet)) == len(rest)  # back at rest: nothing torn
     scene.frame_set(1 + PULL_FRAMES)
@@ -431,7 +435,7 @@ def test_a_pulled_sheet_tears_between_its_pins(scene):
 
 
 def _tear_offsets(obj) -> np.ndarray:
-    from tetrig.runtime import tear_display
+    from tetrig.runtime.surface import tear_display
 
     attr = obj.data.attributes.get(tear_display.TEAR_OFFSET_ATTRIBUTE)
     if attr is None:
@@ -445,7 +449,7 @@ def test_a_torn_sheet_bakes_saves_and_reloads_as_it_played(scene, tmp_path):
     """Acceptance: the pulled sheet baked (frames 1-25) shows the live tear from the bake (torn
     edges, corner offsets, positions to float32 rounding); saved and reopened, the same."""
     import bpy
-    from tetrig.runtime import simulation
+    from tetrig.runtime import scene as driver
 
     scene.frame_end = 1 + PULL_FRAMES
     sheet, _, _ = pulled_sheet(bpy, scene)
@@ -454,7 +458,7 @@ def test_a_torn_sheet_bakes_saves_and_reloads_as_it_played(scene, tmp_path):
     live_count = len(evaluated_positions(sheet))
     assert live_count > len(sheet.data.vertices)
     assert live_torn.sum() >= 10 and np.abs(live_offsets).max() > 0.01
-    simulation.free()
+    driver.free()
     assert bpy.ops.tetrig.bake() == {"FINISHED"}
     assert len(sheet.tetrig["_bake"]["torn_counts"]) == 1 + PULL_FRAMES
     baked = _play(bpy, sheet, range(1, 2 + PULL_FRAMES))
@@ -527,16 +531,17 @@ def test_a_surface_bake_s_fingerprint_follows_the_frame_cache_key(scene):
     """``surface_sim.motion_key`` (the bake's fingerprint) holds every input of the live frame
     cache's key but the per-session scene-inputs version, with tearing and plasticity on too."""
     import bpy
-    from tetrig.runtime import scene_inputs, simulation, surface_sim
+    from tetrig.runtime.common import frames, animation
+    from tetrig.runtime.surface import kind as surface_kind
 
     obj = jelly(bpy, 1e5)
     for frame, plastic in ((3, False), (4, True)):
         obj.tetrig.use_plasticity = obj.tetrig.use_tearing = plastic
         scene.frame_set(frame)
-        world_matrix = simulation.rest_world_matrix(obj, bpy.context.evaluated_depsgraph_get())
-        key = surface_sim._caches[obj.session_uid].key
-        assert key[-1] == scene_inputs.version(obj)
-        assert simulation.motion_key(obj, scene, world_matrix) == ("SURFACE", *key[0], *key[1:-1])
+        world_matrix = animation.rest_world_matrix(obj, bpy.context.evaluated_depsgraph_get())
+        key = frames.find(obj).cache.key
+        assert key[-1] == frames.find(obj).version
+        assert surface_kind.motion_key(obj, scene, world_matrix) == ("SURFACE", *key[0], *key[1:-1])
         assert (key[3] is not None) == plastic and (key[4] is not None) == plastic
 
 

@@ -102,7 +102,8 @@ def _show(obj, body, state):
     """Write the state as the Surface layer does: each vertex's own particle's displacement in
     ``tetrig_offset``, the tear in ``tear_display``. Returns the shown positions in object space
     (float64 [particle_count, 3]) and each corner's particle."""
-    from tetrig.runtime import mesh_io, offset_modifier, tear_display
+    from tetrig.runtime.common import mesh_io, offset_modifier
+    from tetrig.runtime.surface import tear_display
 
     shown = body.split_mesh(state)
     rest_local = mesh_io.vertex_positions(obj.data)
@@ -146,7 +147,7 @@ def test_a_torn_sheet_evaluates_split_where_the_engine_shows_it(bpy, torn_sheet)
     """The evaluated mesh has one vertex per engine particle (measured 139 for the sheet's 121: 14 edges tore),
     every corner sits on its particle's shown position, the split copies carry the input index
     and position of the vertex they copy, and ``stack.read_input`` still reads the rest shape."""
-    from tetrig.runtime import stack
+    from tetrig.runtime.common import stack
 
     obj, body, state = torn_sheet
     n = len(obj.data.vertices)
@@ -173,7 +174,7 @@ def test_a_torn_sheet_evaluates_split_where_the_engine_shows_it(bpy, torn_sheet)
 def test_an_older_saved_group_is_rebuilt_in_place_and_splits(bpy, torn_sheet):
     """A node group saved by TetRig before tearing (version 2: no Split Edges) is rebuilt in
     place on the next ``ensure``: the modifier keeps the same group, which now splits."""
-    from tetrig.runtime import offset_modifier
+    from tetrig.runtime.common import offset_modifier
 
     obj, body, state = torn_sheet
     mod = offset_modifier.ensure(obj)
@@ -196,7 +197,8 @@ def test_an_older_saved_group_is_rebuilt_in_place_and_splits(bpy, torn_sheet):
 def test_untorn_the_group_gives_input_plus_offset_bit_for_bit(bpy, torn_sheet):
     """Cleared (None, None: the attributes removed) or all false and zero, the group adds exactly
     ``tetrig_offset`` to the input and splits nothing."""
-    from tetrig.runtime import mesh_io, tear_display
+    from tetrig.runtime.common import mesh_io
+    from tetrig.runtime.surface import tear_display
 
     obj, body, state = torn_sheet
     _show(obj, body, state)
@@ -221,7 +223,7 @@ def test_untorn_the_group_gives_input_plus_offset_bit_for_bit(bpy, torn_sheet):
 
 
 def test_write_refuses_arrays_of_another_mesh(bpy, torn_sheet):
-    from tetrig.runtime import tear_display
+    from tetrig.runtime.surface import tear_display
 
     obj, _, state = torn_sheet
     corners = np.zeros((len(obj.data.loops), 3), dtype=np.float32)

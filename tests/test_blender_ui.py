@@ -79,9 +79,9 @@ def test_an_export_to_a_bad_path_is_refused_before_any_frame_is_simulated(
         bpy, addon, tmp_path, steps, operator, where, reason):
     bpy.context.scene.frame_end = 30
     obj = ball(bpy)
-    from tetrig.runtime import simulation
+    from tetrig.runtime import scene as driver
 
-    simulation.free(obj)  # no cached frames: an export would have to simulate frames 2-30
+    driver.free(obj)  # no cached frames: an export would have to simulate frames 2-30
     (tmp_path / "is_a_folder").mkdir()
     path = where if where.startswith("/") else str(tmp_path / where)
     with pytest.raises(RuntimeError, match=f"Export failed: .*{reason}"):  # an ERROR report
@@ -99,7 +99,7 @@ def test_an_export_to_a_bad_path_is_refused_before_any_frame_is_simulated(
 def _overlay_points(bpy, cage):
     """Undo the overlay's edge expansion: the position it draws for each cage vertex, float [Q, 3]."""
     import numpy as np
-    from tetrig.runtime import cage_overlay
+    from tetrig.runtime.app import cage_overlay
 
     lines = cage_overlay.segments(bpy.context)
     pairs = np.empty(len(cage.data.edges) * 2, dtype=np.int32)
@@ -113,7 +113,8 @@ def _overlay_points(bpy, cage):
 def test_show_cage_draws_the_springs_at_the_simulated_positions_and_the_cage_object_stays_hidden(bpy, addon):
     import numpy as np
     from blender_helpers import evaluated_positions, world
-    from tetrig.runtime import binding_store, cage_overlay
+    from tetrig.runtime.common import binding_store
+    from tetrig.runtime.app import cage_overlay
 
     obj = ball(bpy)
     cage = obj.tetrig.cage
@@ -148,7 +149,7 @@ def test_show_cage_draws_the_springs_at_the_simulated_positions_and_the_cage_obj
 
 
 def test_the_overlay_handler_is_registered_with_the_add_on_and_draws_nothing_headless(bpy, addon):
-    from tetrig.runtime import cage_overlay
+    from tetrig.runtime.app import cage_overlay
 
     assert cage_overlay.HANDLER.handle is not None  # added by the add-on's register()
     obj = ball(bpy)
@@ -179,7 +180,7 @@ def test_the_cage_is_hidden_by_default_and_show_cage_survives_save_and_reload(bp
     bpy.context.scene.frame_set(12)
     assert (evaluated_positions(obj) - rest_positions(obj))[:, 2].min() < -0.05
     import numpy as np
-    from tetrig.runtime import mesh_io
+    from tetrig.runtime.common import mesh_io
     offsets = mesh_io.read_attribute(cage.data, "tetrig_offset", np.float32, 3)
     assert offsets[:, 2].min() < -0.05  # the cage's control points moved with it
     obj.tetrig.show_cage = True
@@ -218,7 +219,7 @@ def test_show_cage_on_a_copy_leaves_the_original_cage_alone(bpy, addon):
 
 
 def test_lock_interface_turned_on_by_tetrig_is_known_to_the_panel(bpy, addon):
-    from tetrig.runtime import render_guard
+    from tetrig.runtime.app import render_guard
 
     scene = bpy.context.scene
     scene.render.use_lock_interface = False
@@ -262,7 +263,7 @@ def test_panel_lines_wrap_to_the_sidebar_instead_of_being_cut(addon, width, scal
                                                     ("stanford-bunny", 20, 3000)])
 def test_the_build_estimate_is_close_to_the_cage_built(bpy, addon, mesh, resolution, cap):
     from blender_helpers import import_obj
-    from tetrig.runtime import rig
+    from tetrig.runtime.cage import build as rig
 
     obj = import_obj(mesh)
     obj.tetrig.resolution, obj.tetrig.max_control_points = resolution, cap
@@ -293,7 +294,9 @@ def test_a_large_build_asks_first_with_its_estimate(bpy, addon):
 
 def test_a_bake_job_reports_its_progress_and_the_frame_it_just_baked(bpy, addon):
     import numpy as np
-    from tetrig.runtime import bake, bake_store, simulation
+    from tetrig.runtime import bake
+    from tetrig.runtime.common import bake_store
+    from tetrig.runtime.cage import kind as cage_kind
 
     scene = bpy.context.scene
     scene.frame_end = 24
@@ -307,7 +310,7 @@ def test_a_bake_job_reports_its_progress_and_the_frame_it_just_baked(bpy, addon)
         name, shown = job.latest()
         assert name == "Ball"
         frame = job.current_frame - 1
-        live = simulation.displacements_at(obj, scene, frame, depsgraph)
+        live = cage_kind.displacements_at(obj, scene, frame, depsgraph)
         np.testing.assert_allclose(shown, live, atol=1e-6)  # the frame just baked
     assert fractions == sorted(fractions) and fractions[0] == pytest.approx(1 / 24)
     assert job.fraction == 1.0 and bake_store.source_bake(obj) is not None

@@ -130,9 +130,9 @@ def test_manifest_lists_scipy_numba_llvmlite_per_platform_and_python_and_no_nump
 
 
 def test_the_add_on_knows_the_zips_the_build_makes() -> None:
-    """runtime/dependencies.py names the zip to install when SciPy is missing: its table of zips
+    """runtime/app/dependencies.py names the zip to install when SciPy is missing: its table of zips
     is the build's."""
-    dependencies = load_module(REPO_ROOT / "runtime" / "dependencies.py", "tetrig_dependencies")
+    dependencies = load_module(REPO_ROOT / "runtime" / "app" / "dependencies.py", "tetrig_dependencies")
     plan = load_build_script().build_plan(load_manifest(), None, None)
     zips = {(platform, python) for python, platforms in plan for platform in platforms}
     assert zips == {(p, v) for p, versions in dependencies.ZIP_PYTHONS.items() for v in versions}
@@ -201,7 +201,7 @@ def test_linux_zip_contents(linux_zips: dict[str, Path], python: str) -> None:
     assert "blender_manifest.toml" in names
     assert "__init__.py" in names
     assert "tetrig_addon/__init__.py" in names
-    assert "runtime/dependencies.py" in names and "panels/dependencies.py" in names
+    assert "runtime/app/dependencies.py" in names and "panels/dependencies.py" in names
     assert any(n.startswith("tetrig_addon/") and n.endswith(".py") for n in names)
 
     assert sorted(n for n in names if n.endswith(".whl")) == sorted(w.removeprefix("./") for w in linux_wheels)

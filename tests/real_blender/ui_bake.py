@@ -16,7 +16,7 @@ OBJECT = "Live"
 FRAMES = 160
 HERE = os.path.dirname(bpy.data.filepath)
 record = {"events": []}
-bake_store = __import__("tetrig.runtime.bake_store", fromlist=["source_bake"])
+bake_store = __import__("tetrig.runtime.common.bake_store", fromlist=["source_bake"])
 
 
 def _override():

@@ -1,0 +1,1 @@
+"""Jiggle rigs in Blender: spring bone chains on armatures (see ``runtime/__init__``)."""

@@ -1,0 +1,275 @@
+"""Jiggle rigs in the scene driver: per-armature models, what a frame reads, steps and writes.
+
+One pass per rig and frame, as for soft bodies: read the frame's inputs (``inputs``: each jiggle
+bone's animated frame, the armature's world matrix, the colliders) → the state at F (the bake, the
+frame cache, or steps from the latest cached frame) → write each bone's jiggle into its target
+empty (``rig``). The state at frame F depends on the scene and F alone: the start frame is at rest,
+and a jump, a scrub back, a bake, a batch run or a render give frame F the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ...tetrig_addon import jiggle
+from ...tetrig_addon.errors import TetRigInputError
+from ...tetrig_addon.fingerprint import fingerprint
+from ..common import frames, scene_inputs
+from ..common.animation import frame_dt
+from . import bake_store, inputs, rig
+from .properties import BONE_SETTINGS, bone_settings, rig_settings
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A rig's model, built once per key."""
+
+    key: tuple
+    model: jiggle.ChainModel
+    names: tuple[str, ...]
+    parents: np.ndarray  # int64 [n], nearest jiggle ancestor or −1
+
+
+def is_rig(obj: bpy.types.Object) -> bool:
+    """Whether ``obj`` is an armature with at least one jiggle bone (Jiggle Bones on or off)."""
+    return obj.type == "ARMATURE" and obj.pose is not None and any(bone_settings(pb).enabled for pb in obj.pose.bones)
+
+
+def rigs(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """The scene's armatures with at least one jiggle bone (Jiggle Bones on or off)."""
+    return [o for o in scene.objects if is_rig(o)]
+
+
+def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> jiggle.JiggleSettings:
+    """The rig's settings in SI units (read at every frame; the cache key holds them)."""
+    s = rig_settings(obj)
+    dt = frame_dt(scene)
+    gravity = tuple(np.array(scene.gravity, dtype=np.float64).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
+    return jiggle.JiggleSettings(
+        frame_dt=dt, substeps=jiggle.substeps_for(s.steps_per_second, dt, s.max_step),
+        gravity=gravity,
+        teleport_distance=s.teleport_distance * scene.unit_settings.scale_length,
+        teleport_angle=s.teleport_angle)
+
+
+def model_key(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
+    """What the model is built from: the jiggle bones, their chains, lengths and settings."""
+    bones = rig.jiggle_bones(obj)
+    return (tuple((pb.name, getattr(rig.jiggle_parent(pb), "name", ""), pb.bone.length,
+                   tuple(getattr(bone_settings(pb), n) for n in BONE_SETTINGS)) for pb in bones),
+            scene.unit_settings.scale_length)
+
+
+def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, cached: Prepared | None = None) -> Prepared:
+    """The model of a rig: ``cached`` while its key holds, else built anew.
+
+    Raises:
+        TetRigInputError: the rig or a bone is refused (``rig.rig_problem``, zero length, a bad
+            setting), or the rig is not set up.
+    """
+    problem = rig.rig_problem(obj) or rig.bone_problem(obj) or rig.setup_problem(obj)
+    if problem:
+        raise TetRigInputError(problem)
+    key = model_key(obj, scene)
+    if cached is not None and cached.key == key:
+        return cached
+    bones = rig.jiggle_bones(obj)
+    index = {pb.name: i for i, pb in enumerate(bones)}
+    parents = np.array([index[p.name] if (p := rig.jiggle_parent(pb)) is not None else -1
+                        for pb in bones], dtype=np.int64)
+    unit = scene.unit_settings.scale_length
+
+    def column(name: str) -> np.ndarray:
+        return np.array([getattr(bone_settings(pb), name) for pb in bones])
+
+    model = jiggle.build_model([pb.name for pb in bones], parents, column_lengths(bones), column("stiffness"),
+                               column("damping"), column("gravity_scale"), column("max_speed"),
+                               column("angle_limit"), column("collision_radius") * unit,
+                               column("stretch").astype(bool))
+    return Prepared(key, model, tuple(pb.name for pb in bones), parents)
+
+
+def column_lengths(bones: list[bpy.types.PoseBone]) -> np.ndarray:
+    """Rest lengths of the bones in their own frames (Blender units), float64 [n]."""
+    return np.array([pb.bone.length for pb in bones], dtype=np.float64)
+
+
+def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> tuple:
+    """Everything the motion depends on that is saved in the .blend (a bake's fingerprint)."""
+    return (prepared.key, sim_settings(obj, scene), scene.frame_start)
+
+
+@dataclass(frozen=True)
+class BakeStatus:
+    info: bake_store.BakeInfo
+    outdated: bool
+    bones_changed: bool
+
+    def describe(self) -> str:
+        if self.bones_changed:
+            return (f"Bake of other bones ({self.info.describe()}): bones were renamed, added or removed "
+                    "since baking, so it is not played; bake again or free it")
+        if self.outdated:
+            return f"Bake outdated: playing the bake ({self.info.describe()}); bake again to see the changes"
+        return f"Baked {self.info.describe()}"
+
+
+def bake_status(obj: bpy.types.Object, scene: bpy.types.Scene) -> BakeStatus | None:
+    """The rig's bake and whether it is outdated or made for other bones, or ``None``."""
+    header = bake_store.info(obj)
+    if header is None:
+        return None
+    names = tuple(pb.name for pb in rig.jiggle_bones(obj))
+    return BakeStatus(header, current_fingerprint(obj, scene) != header.fingerprint,
+                      names != header.bones)
+
+
+class JiggleKind:
+    """The jiggle rigs' ``frames.BodyKind``."""
+
+    name = "jiggle"
+    errors: tuple[type[Exception], ...] = (TetRigInputError, scene_inputs.InputsUnavailable, ValueError)
+    keeps_warnings = False  # a rig that plays again clears its warning (not an unstable one)
+
+    @staticmethod
+    def owns(obj: bpy.types.Object) -> bool:
+        return is_rig(obj)
+
+    @staticmethod
+    def objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
+        return rigs(scene)
+
+    @staticmethod
+    def editing(obj: bpy.types.Object) -> bool:
+        return False
+
+    @staticmethod
+    def enabled(obj: bpy.types.Object) -> bool:
+        return bool(rig_settings(obj).enabled)
+
+    @staticmethod
+    def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
+                slot: frames.Slot) -> Prepared:
+        slot.prepared = prepare(obj, scene, slot.prepared)
+        return slot.prepared
+
+    @staticmethod
+    def read(obj: bpy.types.Object, prepared: Prepared, scene: bpy.types.Scene,
+             depsgraph: bpy.types.Depsgraph) -> jiggle.FramePose:
+        return inputs.read(obj, [obj.pose.bones[name] for name in prepared.names], prepared.parents, scene,
+                           depsgraph)
+
+    @staticmethod
+    def same(a: jiggle.FramePose, b: jiggle.FramePose) -> bool:
+        return inputs.same(a, b)
+
+    @staticmethod
+    def inputs_animated(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> bool:
+        return inputs.animated(obj, scene)
+
+    @staticmethod
+    def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> tuple:
+        return motion_key(obj, scene, prepared)
+
+    @staticmethod
+    def rest(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared,
+             start: jiggle.FramePose) -> jiggle.ChainState:
+        return jiggle.rest_state(prepared.model, start)
+
+    @staticmethod
+    def step(prepared: Prepared, key: tuple, state: jiggle.ChainState, begin: jiggle.FramePose,
+             end: jiggle.FramePose) -> jiggle.ChainState:
+        return jiggle.step(prepared.model, state, begin, end, key[1])
+
+    @staticmethod
+    def unstable(obj: bpy.types.Object, frame: int) -> str:
+        return (f"{obj.name}: the jiggle became unstable at frame {frame} and was frozen there; raise Steps "
+                "per Second or the damping")
+
+    # What a frame shows, and writing it.
+
+    @staticmethod
+    def baked(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared, frame: int,
+              pose: jiggle.FramePose, slot: frames.Slot) -> np.ndarray | None:
+        return bake_store.frame(obj, prepared.names, frame)
+
+    @staticmethod
+    def shown(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared, state: jiggle.ChainState,
+              pose: jiggle.FramePose) -> np.ndarray:
+        """What each jiggle bone's constraint applies: float64 [n, 3, 3]."""
+        return jiggle.shown(prepared.model, state, pose)[0][:, :3, :3]
+
+    @staticmethod
+    def write(obj: bpy.types.Object, prepared: Prepared, shown: np.ndarray, depsgraph: bpy.types.Depsgraph) -> None:
+        write(obj, prepared.names, shown)
+
+    @staticmethod
+    def show_rest(obj: bpy.types.Object) -> None:
+        try:
+            show_animation(obj)
+        except (AttributeError, RuntimeError):  # a rig that is being removed
+            pass
+
+    @staticmethod
+    def bake_status(obj: bpy.types.Object, scene: bpy.types.Scene, world: None = None) -> "BakeStatus | None":
+        return bake_status(obj, scene)
+
+    @staticmethod
+    def render_message(obj: bpy.types.Object, scene: bpy.types.Scene, prefix: str) -> str:
+        """What a render of the rig says about its bake."""
+        rig_bake = bake_status(obj, scene)
+        if rig_bake is None or rig_bake.bones_changed:
+            return f"{prefix}: rendering the jiggle bones of {obj.name} live (not baked)"
+        line = f"{prefix}: rendering the jiggle bones of {obj.name} from its bake ({rig_bake.info.describe()})"
+        return line + ("; the bake is outdated" if rig_bake.outdated else "")
+
+
+KIND = JiggleKind()
+
+
+def write(obj: bpy.types.Object, names: tuple[str, ...], turns: np.ndarray) -> None:
+    """Set each bone's target empty to its jiggle (float [n, 3, 3]); nothing non-finite is written
+    and unchanged empties are left alone (no needless depsgraph updates)."""
+    if not np.all(np.isfinite(turns)):
+        return
+    for name, turn in zip(names, turns):
+        pb = obj.pose.bones.get(name)
+        empty = rig.target(pb) if pb is not None else None
+        if empty is None:
+            continue
+        m = np.eye(4)
+        m[:3, :3] = turn
+        if not np.array_equal(np.array(empty.matrix_world, dtype=np.float32), m.astype(np.float32)):
+            empty.matrix_world = Matrix(m.tolist())
+
+
+def show_animation(obj: bpy.types.Object) -> None:
+    """Every jiggle target back to the identity: the bones show their animation alone."""
+    for pb in obj.pose.bones:
+        empty = rig.target(pb)
+        if empty is not None and not np.array_equal(np.array(empty.matrix_world), np.eye(4)):
+            empty.matrix_world = Matrix.Identity(4)
+
+
+def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+             depsgraph: bpy.types.Depsgraph) -> tuple[Prepared, jiggle.ChainState, jiggle.FramePose]:
+    """The simulated state of a rig at ``frame`` and that frame's inputs (bakes).
+
+    Raises:
+        TetRigInputError, scene_inputs.InputsUnavailable.
+    """
+    slot, state, pose = frames.state_at(KIND, obj, scene, frame, depsgraph)
+    return slot.prepared, state, pose
+
+
+def current_fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene) -> str | None:
+    """The fingerprint a bake made now would have, or ``None`` when the rig cannot be simulated."""
+    try:
+        found = frames.find(obj)
+        return fingerprint(motion_key(obj, scene, prepare(obj, scene, found.prepared if found else None)))
+    except (TetRigInputError, ValueError):
+        return None
