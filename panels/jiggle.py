@@ -60,6 +60,8 @@ class TETRIG_PT_jiggle(TetRigPanel):
         warning = driver.status(obj)
         if warning:
             wrapped_label(layout, context, warning, "ERROR")
+            if jiggle_rig.setup_problem(obj):  # the fix, beside the message that names it
+                layout.operator("tetrig.jiggle_update_rig", icon="FILE_REFRESH")
         self.draw_bone(context, obj)
         self.draw_bake(context, obj)
 

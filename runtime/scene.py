@@ -21,6 +21,7 @@ the one hook the property groups call (``common/properties.register_settings_hoo
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 import bpy
@@ -54,18 +55,36 @@ def simulated(scene: bpy.types.Scene) -> bool:
 
 def _fail(obj: bpy.types.Object, kind: Any, exc: Exception) -> None:
     """A body that cannot be simulated: its model goes (built again next frame), it shows its rest
-    and warns once."""
+    and warns once. An error the kind does not expect (``kind.errors`` say what a broken body
+    raises) is a fault of TetRig's: the panel says so, and its traceback is printed once, not at
+    every frame."""
     slot = frames.slot(obj, kind.name)
     slot.prepared = None
-    kind.show_rest(obj)
-    frames.warn(obj, kind.name, str(exc))
+    message = str(exc)
+    if not isinstance(exc, kind.errors):
+        message = (f"{obj.name}: TetRig could not show this frame ({type(exc).__name__}: {exc}) and shows "
+                   "it at rest; the console has the details")
+        if slot.warning != message:
+            traceback.print_exception(type(exc), exc, exc.__traceback__)
+    try:
+        kind.show_rest(obj)
+    except Exception:  # noqa: BLE001 -- a handler must never raise into Blender at every frame
+        traceback.print_exc()
+    frames.warn(obj, kind.name, message)
 
 
-def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool = True) -> None:
     """Bring every simulated object of ``scene`` to its current frame (see the module docstring).
-    A mesh in Edit Mode is left as it is (its vertices are the edit's until Edit Mode ends)."""
+    A mesh in Edit Mode is left as it is (its vertices are the edit's until Edit Mode ends).
+
+    A subframe F + t (motion blur, ``frame_set(F, subframe=t)``) shows what frames F and F + 1 show,
+    interpolated (``kind.blend``), live and baked: frame F + 1 is simulated (its inputs read at
+    F + 1, never at the subframe) when it can be; where it cannot (its inputs cannot be read during
+    a UI render), frame F. ``sample=False``: bodies that would need inputs of frames never read are
+    left as they are (a setting changed from a depsgraph update, ``show_changed``)."""
     edits.notice(depsgraph)
-    frame = scene.frame_current
+    frame, t = scene.frame_current, float(scene.frame_subframe)
+    between = t > 0.0
     live: list[tuple[bpy.types.Object, Any, frames.Slot, Any, Any]] = []
     shown: list[tuple[bpy.types.Object, Any, frames.Slot, Any]] = []
     for obj, kind in bodies(scene):
@@ -76,46 +95,86 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
             continue
         slot = frames.slot(obj, kind.name)
         try:
-            prepared = kind.prepare(obj, scene, depsgraph, slot)
-            inputs = frames.read_current(kind, slot, obj, prepared, scene, depsgraph)
+            prepared = frames.prepare(kind, slot, obj, scene, depsgraph)
+            if between and kind.inputs_animated(obj, scene, prepared):
+                # the subframe's own inputs: shown (a baked posed mesh's pose), never recorded as F's
+                inputs = kind.read(obj, prepared, scene, depsgraph)
+            else:
+                inputs = frames.read_current(kind, slot, obj, prepared, scene, depsgraph)
             baked = kind.baked(obj, scene, prepared, frame, inputs, slot)
-        except kind.errors as exc:
+            if baked is not None and between:
+                following = kind.baked(obj, scene, prepared, frame + 1, inputs, slot)
+                if following is not None:
+                    baked = kind.blend(baked, following, t)
+        except Exception as exc:  # noqa: BLE001 -- kind.errors, or a fault (_fail)
             _fail(obj, kind, exc)
             continue
         if baked is not None:
             shown.append((obj, kind, slot, baked))
         else:
             live.append((obj, kind, slot, prepared, inputs))
-    wanted = []
-    for obj, kind, slot, prepared, _ in live:
-        try:
-            wanted.append((kind, slot, obj, prepared, frames.plan(kind, slot, obj, scene, prepared, frame)))
-        except kind.errors as exc:
-            _fail(obj, kind, exc)
-    failed: set[int] = set()
-    try:
-        frames.sample(scene, wanted)
-    except scene_inputs.InputsUnavailable:  # during a UI render: each body that needed frames says so
-        for kind, slot, obj, _, missing in wanted:
-            if missing:
-                _fail(obj, kind, scene_inputs.InputsUnavailable(frames.unplayed_message(obj)))
-                failed.add(obj.session_uid)
+    targets = _sample(scene, live, frame, between, sample)
     for obj, kind, slot, prepared, inputs in live:
-        if obj.session_uid in failed or slot.prepared is None:
+        target = targets.get(obj.session_uid)
+        if target is None or slot.prepared is None:
             continue
         try:
-            state = frames.state(kind, slot, obj, scene, prepared, frame)
-            shown.append((obj, kind, slot, kind.shown(obj, scene, prepared, state, inputs)))
-        except kind.errors as exc:
+            state = frames.state(kind, slot, obj, scene, prepared, target)
+            if target == frame:
+                result = kind.shown(obj, scene, prepared, state, _recorded(slot, scene, frame, inputs) if between
+                                    else inputs)
+            else:  # a subframe: frame F blended with F + 1
+                first = frames.state(kind, slot, obj, scene, prepared, frame)
+                result = kind.blend(kind.shown(obj, scene, prepared, first, _recorded(slot, scene, frame, inputs)),
+                                    kind.shown(obj, scene, prepared, state, _recorded(slot, scene, target, inputs)), t)
+            shown.append((obj, kind, slot, result))
+        except Exception as exc:  # noqa: BLE001 -- kind.errors, or a fault (_fail)
             _fail(obj, kind, exc)
     for obj, kind, slot, result in shown:
         try:
             kind.write(obj, slot.prepared, result, depsgraph)
-        except kind.errors as exc:
+        except Exception as exc:  # noqa: BLE001 -- kind.errors, or a fault (_fail)
             _fail(obj, kind, exc)
             continue
         if not kind.keeps_warnings and (slot.cache is None or slot.cache.first_bad_frame is None):
             slot.warning = ""
+
+
+def _sample(scene: bpy.types.Scene, live: list, frame: int, between: bool, sample: bool) -> dict[int, int]:
+    """Read the inputs of the frames the live bodies need, in one visit of each frame; returns the
+    frame each body's state is taken at (by session uid): F, or F + 1 at a subframe; bodies left out
+    could not be read (they warn) or wait (``sample=False``)."""
+    wanted, targets = [], {}
+    for obj, kind, slot, prepared, _ in live:
+        target = frame + 1 if between else frame
+        try:
+            missing = frames.plan(kind, slot, obj, scene, prepared, target)
+        except Exception as exc:  # noqa: BLE001 -- kind.errors, or a fault (_fail)
+            _fail(obj, kind, exc)
+            continue
+        if missing and not sample:
+            continue
+        wanted.append((kind, slot, obj, prepared, missing))
+        targets[obj.session_uid] = target
+    try:
+        frames.sample(scene, wanted)
+    except scene_inputs.InputsUnavailable:  # during a UI render: each body that needed frames says so
+        for kind, slot, obj, prepared, missing in wanted:
+            if not missing:
+                continue
+            targets.pop(obj.session_uid)
+            if between and not frames.plan(kind, slot, obj, scene, prepared, frame):
+                targets[obj.session_uid] = frame  # F + 1 cannot be read now: frame F, unblended
+            else:
+                _fail(obj, kind, scene_inputs.InputsUnavailable(frames.unplayed_message(obj)))
+    return targets
+
+
+def _recorded(slot: frames.Slot, scene: bpy.types.Scene, frame: int, current: Any) -> Any:
+    """The recorded inputs of ``frame`` (a subframe shows F and F + 1 with their own), else
+    ``current``: a body whose inputs never change records one set."""
+    found = slot.records.get(max(frame, scene.frame_start))
+    return found if found is not None else current
 
 
 def status(obj: bpy.types.Object) -> str:
@@ -137,21 +196,43 @@ def free(obj: bpy.types.Object | None = None) -> None:
         edits.forget()
 
 
+# Scenes (session uid) whose current frame is shown again at their next depsgraph update
+# (``show_changed``): a setting changed, in the panel or from a script.
+_changed: set[int] = set()
+
+
 def settings_changed(owner: Any, what: str, context: bpy.types.Context | None) -> None:
     """The property groups' hook (``common/hooks``): a setting of ``owner`` changed. ``what``:
 
-    - "jiggle_model": a bone setting the rig's model is built from (built again next frame);
+    - "jiggle_model": a bone setting the rig's model is built from (built again);
     - "jiggle_enabled": a bone's Jiggle box: the bone gets its constraint (or loses it) at once; a
-      rig that cannot have jiggle bones is left as it is (the panel and the handler say why).
+      rig that cannot have jiggle bones is left as it is (the panel and the handler say why);
+    - "jiggle_shown": a setting of the rig (Influence, Jiggle Bones, the steps ...).
+
+    Each shows at once, as a keyed value would: the scenes holding ``owner`` show their current
+    frame again at their next depsgraph update (``show_changed``), once however many settings a
+    script changes before it.
     """
-    frames.drop_model(owner)
-    if what == "jiggle_enabled":
-        scene = getattr(context, "scene", None) or bpy.context.scene
-        if scene is not None:
-            try:
-                jiggle_rig.setup(owner, scene)
-            except TetRigInputError:
-                pass
+    if what != "jiggle_shown":
+        frames.drop_model(owner)
+    scene = getattr(context, "scene", None) or bpy.context.scene
+    if what == "jiggle_enabled" and scene is not None:
+        try:
+            jiggle_rig.setup(owner, scene)
+        except TetRigInputError:
+            pass
+    for holder in {*getattr(owner, "users_scene", ()), *((scene,) if scene is not None else ())}:
+        _changed.add(holder.session_uid)
+
+
+def show_changed(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> bool:
+    """Show the current frame of ``scene`` again if a setting changed since (``settings_changed``);
+    returns whether it did. The depsgraph update handler calls it."""
+    if scene.session_uid not in _changed:
+        return False
+    _changed.discard(scene.session_uid)
+    update(scene, depsgraph)
+    return True
 
 
 def register() -> None:

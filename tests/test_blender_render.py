@@ -87,10 +87,11 @@ def test_animation_render_shows_every_frame_and_subframes_never_advance(bpy, add
     out = capsys.readouterr().out
     assert "TetRig: rendering Live live (not baked)" in out and "baking first is faster" in out
     assert "TetRig: rendering Baked from its bake (frames 1–6)" in out
-    # Motion blur evaluated frames 0.75, 1.25, ... 5.75, 6.25: each integer frame was simulated
-    # once, in the main thread, by the live ball only; nothing beyond the last frame.
-    assert steps.threads == [True] * 5
-    assert frames.find(live).cache.cached_frames() == [1, 2, 3, 4, 5, 6]
+    # Motion blur evaluated frames 0.75, 1.25, ... 5.75, 6.25: a subframe F + t shows F and F + 1
+    # blended (issue 23, item 7), so frame 7 is simulated for 6.25; each frame once, in the main
+    # thread, by the live ball only.
+    assert steps.threads == [True] * 6
+    assert frames.find(live).cache.cached_frames() == [1, 2, 3, 4, 5, 6, 7]
     frames = [image_pixels(bpy, tmp_path / f"frame_{f:04d}.png") for f in range(1, 7)]
     for a, b in zip(frames, frames[1:]):
         assert np.abs(a - b).max() > 0.05  # the balls fell between frames
@@ -102,20 +103,23 @@ def test_animation_render_shows_every_frame_and_subframes_never_advance(bpy, add
     assert np.array_equal(image_pixels(bpy, tmp_path / "still.png"), frames[-1])
 
 
-def test_a_subframe_shows_the_integer_frame(bpy, addon, steps):
+def test_a_subframe_shows_frames_f_and_f_plus_1_blended(bpy, addon, steps):
+    """Rule 2 of render_guard (issue 23, item 7: it showed the integer frame before)."""
     from tetrig.runtime.common import frames
 
     obj = ball(bpy, "Ball", 0.0)
     scene = bpy.context.scene
     scene.frame_set(10)
     at_10 = evaluated_positions(obj)
+    scene.frame_set(11)
+    at_11 = evaluated_positions(obj)
     scene.frame_set(10, subframe=0.5)
-    assert np.array_equal(evaluated_positions(obj), at_10)
+    np.testing.assert_allclose(evaluated_positions(obj), 0.5 * (at_10 + at_11), atol=2e-6)
     scene.frame_set(9, subframe=0.75)
     scene.frame_set(10, subframe=0.0)
     assert np.array_equal(evaluated_positions(obj), at_10)
-    assert max(frames.find(obj).cache.cached_frames()) == 10
-    assert len(steps.threads) == 9
+    assert max(frames.find(obj).cache.cached_frames()) == 11
+    assert len(steps.threads) == 10
 
 
 def _handler_in_thread(bpy, scene) -> threading.Thread:

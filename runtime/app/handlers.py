@@ -44,6 +44,8 @@ def on_depsgraph_update_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgr
     # user edits do: an edited mesh's rest digest is made again when next needed (``edits``). A
     # painted Pin or Goal group changes the model: it is built again at the next frame.
     edits.notice(depsgraph)
+    if not scene_inputs.sampling() and not render_guard.render_job_running():
+        driver.show_changed(scene, depsgraph)  # a setting set in the panel or by a script shows at once
     if bpy.context.mode not in _EDIT_MODES:
         return
     edited = {u.id.original for u in depsgraph.updates

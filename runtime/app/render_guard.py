@@ -20,8 +20,10 @@ Rules:
    main thread does not pick a request up within ``PICKUP_TIMEOUT_S`` (Blender is quitting and
    waits for the render thread), the frame keeps the previous state and a warning is printed:
    never a deadlock, never a crash.
-2. Subframes use the integer frame (``scene.frame_current``): motion blur never advances the
-   simulation beyond the frame being rendered, and a subframe shows an exact simulated state.
+2. A subframe F + t shows frames F and F + 1 interpolated (``scene.update``), live and baked, as
+   Blender's Soft Body and Cloth do: motion blur smears the deformation over the shutter. Frame
+   F + 1 is a simulated (or baked) frame like any other, with its inputs read at F + 1, never at
+   the subframe; when they cannot be read (a UI render of frames never played), frame F shows.
 3. While a UI render job runs, frame changes of the viewport (main thread, a ``'VIEWPORT'``
    depsgraph) leave the meshes alone: the render thread may be reading them. The scene is updated
    by the main-thread timer as soon as the job is over (Blender sets the frame back then).
@@ -134,6 +136,11 @@ def process_requests() -> int:
 
 def _render_job_running() -> bool:
     return bool(bpy.app.is_job_running("RENDER"))
+
+
+def render_job_running() -> bool:
+    """Whether a UI render job runs (its thread may be reading the meshes)."""
+    return _render_job_running()
 
 
 def update_deferred_viewports() -> None:

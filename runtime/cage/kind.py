@@ -141,7 +141,7 @@ class CageKind:
         if baked is None:
             return None
         header = bake_store.source_bake(obj)
-        if header is not None and header.inputs and frame == scene.frame_current:
+        if header is not None and header.inputs and frame == scene.frame_current and not scene.frame_subframe:
             at = (frame - header.frame_start) * scene_inputs.DIGEST_HEX
             if scene_inputs.motion_digest(inputs, prepared.follows) != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
                 slot.inputs_changed = True
@@ -155,6 +155,13 @@ class CageKind:
         if not prepared.follows:
             return Shown(model.local_displacements(prepared, positions))
         return Shown(model.local_displacements(prepared, positions, inputs.world, inputs.posed), inputs.posed)
+
+    @staticmethod
+    def blend(a: Shown, b: Shown, t: float) -> Shown:
+        """What a subframe F + t shows: frames F (``a``) and F + 1 (``b``) interpolated linearly
+        (the control points, and where a posed mesh's rest this frame)."""
+        posed = None if a.posed is None or b.posed is None else (1.0 - t) * a.posed + t * b.posed
+        return Shown((1.0 - t) * a.displacements + t * b.displacements, posed)
 
     @staticmethod
     def write(obj: bpy.types.Object, prepared: Prepared, shown: Shown, depsgraph: bpy.types.Depsgraph) -> None:

@@ -72,6 +72,12 @@ class BodyKind(Protocol[P, I, S]):
     def unstable(self, obj: bpy.types.Object, frame: int) -> str:
         """The warning when the steps went non-finite at ``frame``."""
 
+    def blend(self, a: Any, b: Any, t: float) -> Any:
+        """What a subframe F + t shows, from what frames F (``a``) and F + 1 (``b``) show."""
+
+    # Optional: ``input_layout(prepared)`` (what a frame's inputs are read for: another layout drops
+    # the records, ``prepare``) and ``refreshed(known, current)`` (``read_current``).
+
 
 @dataclass
 class Slot(Generic[P, I, S]):
@@ -84,6 +90,7 @@ class Slot(Generic[P, I, S]):
     version: int = 0  # changes whenever the records are dropped: part of the cache key
     warning: str = ""  # the last warning, for the panel (``status``)
     inputs_changed: bool = False  # a baked frame was shown whose scene inputs changed since baking
+    layout: Any = None  # how the model read the records (``BodyKind.input_layout``): others are dropped
 
 
 _slots: dict[int, Slot] = {}
@@ -134,11 +141,28 @@ def warn(obj: bpy.types.Object, kind: str, message: str) -> None:
         print("TetRig:", message)
 
 
+def prepare(kind: BodyKind, slot_: Slot, obj: bpy.types.Object, scene: bpy.types.Scene,
+            depsgraph: bpy.types.Depsgraph) -> Any:
+    """The kind's model of ``obj`` (``kind.prepare``). A model that reads its inputs differently
+    from the one the slot's records were read with (a jiggle rig with a bone added, deleted or
+    renamed: each frame's inputs have one row per bone) drops every record, so no frame is stepped
+    with inputs of another shape; the version changes, so the frame cache starts over."""
+    prepared = kind.prepare(obj, scene, depsgraph, slot_)
+    layout = kind.input_layout(prepared) if hasattr(kind, "input_layout") else None
+    if layout != slot_.layout:
+        if slot_.records:
+            slot_.records.clear()
+            slot_.version += 1
+        slot_.layout = layout
+    return prepared
+
+
 def read_current(kind: BodyKind, slot_: Slot, obj: bpy.types.Object, prepared: Any, scene: bpy.types.Scene,
                  depsgraph: bpy.types.Depsgraph) -> Any:
     """Read the current frame's inputs and record them. When they differ from what was recorded for
     this frame (a keyframe or a collider was edited), every record is dropped and the version
-    changes, so the frame cache starts over."""
+    changes, so the frame cache starts over. A kind with ``refreshed`` keeps the record but takes
+    from the new reading what only changes what is shown."""
     frame = scene.frame_current
     current = kind.read(obj, prepared, scene, depsgraph)
     known = slot_.records.get(frame)
@@ -148,6 +172,8 @@ def read_current(kind: BodyKind, slot_: Slot, obj: bpy.types.Object, prepared: A
         known = None
     if known is None:
         slot_.records[frame] = current
+    elif hasattr(kind, "refreshed"):  # what only changes what is shown (a jiggle rig's influence)
+        slot_.records[frame] = kind.refreshed(known, current)
     return slot_.records[frame]
 
 
@@ -244,7 +270,7 @@ def state_at(kind: BodyKind, obj: bpy.types.Object, scene: bpy.types.Scene, fram
         kind.errors: a broken body; scene_inputs.InputsUnavailable: frames to sample during a render.
     """
     slot_ = slot(obj, kind.name)
-    prepared = kind.prepare(obj, scene, depsgraph, slot_)
+    prepared = prepare(kind, slot_, obj, scene, depsgraph)
     read_current(kind, slot_, obj, prepared, scene, depsgraph)
     sample(scene, [(kind, slot_, obj, prepared, plan(kind, slot_, obj, scene, prepared, frame))])
     found = state(kind, slot_, obj, scene, prepared, frame)

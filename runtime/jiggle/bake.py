@@ -102,8 +102,9 @@ status = rig_kind.bake_status
 
 
 def free(obj: bpy.types.Object) -> bool:
-    """Free a rig's bakes: the stored one, and Bake to Action (the original action back, Jiggle
-    Bones on again). Returns whether there was anything to free."""
+    """Free a rig's bakes: the stored one, and Bake to Action (the original action back, every
+    channel Bake to Action set back to its value before the bake, Jiggle Bones on again). Returns
+    whether there was anything to free."""
     freed = jiggle_bake_store.clear(obj)
     settings = rig_settings(obj)
     baked_action = obj.animation_data.action if obj.animation_data is not None else None
@@ -114,11 +115,48 @@ def free(obj: bpy.types.Object) -> bool:
             bpy.data.actions.remove(baked_action)
         settings.enabled = True
         freed = True
-    return freed
+    return _restore_channels(obj) or freed
 
 
 # A custom property on actions made by Bake to Action.
 ACTION_MARK = "tetrig_jiggle_bake"
+# Inside the armature's jiggle settings: each jiggle bone's channels as they were before Bake to
+# Action set them (``CHANNELS``, in that order, flat), so Free Bake gives them back: the channels
+# no action keys keep the value Bake to Action left otherwise, and the live jiggle then reads
+# another animation than before the bake.
+CHANNELS_PROPERTY = "_channels_before_bake"
+CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+
+
+def _keep_channels(obj: bpy.types.Object, bones: list[bpy.types.PoseBone]) -> None:
+    """Remember the channels Bake to Action writes, once per bake (a second Bake to Action keeps
+    the values from before the first)."""
+    settings = rig_settings(obj)
+    if settings.get(CHANNELS_PROPERTY) is not None:
+        return
+    settings[CHANNELS_PROPERTY] = {
+        pb.name: np.concatenate([np.asarray(getattr(pb, name), dtype=np.float64) for name in CHANNELS])
+        for pb in bones}
+
+
+def _restore_channels(obj: bpy.types.Object) -> bool:
+    """Set the channels ``_keep_channels`` remembered back (bones since renamed or deleted are
+    skipped); returns whether there were any."""
+    settings = rig_settings(obj)
+    kept = settings.get(CHANNELS_PROPERTY)
+    if kept is None:
+        return False
+    for name, values in kept.items():
+        pb = obj.pose.bones.get(name)
+        if pb is None:
+            continue
+        flat, start = list(values), 0
+        for channel in CHANNELS:
+            size = len(getattr(pb, channel))
+            setattr(pb, channel, flat[start:start + size])
+            start += size
+    del settings[CHANNELS_PROPERTY]
+    return True
 
 
 def _channels(pb: bpy.types.PoseBone, basis: Matrix, previous: Euler | None) -> list[tuple[str, tuple]]:
@@ -160,6 +198,7 @@ def bake_to_action(obj: bpy.types.Object, scene: bpy.types.Scene, frame_start: i
                           for pb in bones])
     finally:
         scene.frame_set(frame0)
+    _keep_channels(obj, bones)
     if obj.animation_data is None:
         obj.animation_data_create()
     original = obj.animation_data.action

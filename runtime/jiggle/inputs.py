@@ -15,6 +15,8 @@ again with the simulated ancestor.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import bpy
 import numpy as np
 
@@ -147,10 +149,10 @@ def read(obj: bpy.types.Object, bones: list[bpy.types.PoseBone], parents: np.nda
 
 
 def same(a: jiggle.FramePose, b: jiggle.FramePose) -> bool:
-    """Whether two readings of a frame are the same inputs (within ``SAME_TOLERANCE``)."""
+    """Whether two readings of a frame are the same inputs of the simulation (within
+    ``SAME_TOLERANCE``). The influence is not one: it only scales what is shown (``refreshed``)."""
     if (a.rotation.shape != b.rotation.shape or a.spheres.shape != b.spheres.shape
-            or a.capsules.shape != b.capsules.shape or len(a.meshes) != len(b.meshes)
-            or a.influence != b.influence):
+            or a.capsules.shape != b.capsules.shape or len(a.meshes) != len(b.meshes)):
         return False
     pairs = ((a.rotation * np.sign(a.rotation[:, :1] + 1e-300), b.rotation * np.sign(b.rotation[:, :1] + 1e-300)),
              (a.scale, b.scale), (a.translation, b.translation), (a.world, b.world),
@@ -159,6 +161,12 @@ def same(a: jiggle.FramePose, b: jiggle.FramePose) -> bool:
         return False
     return all(m.vertices.shape == n.vertices.shape and np.array_equal(m.vertices, n.vertices)
                for m, n in zip(a.meshes, b.meshes))
+
+
+def refreshed(known: jiggle.FramePose, current: jiggle.FramePose) -> jiggle.FramePose:
+    """The record of a frame read again with the same inputs (``same``), with the influence just
+    read: a changed, unkeyed Influence shows without simulating anything again."""
+    return known if known.influence == current.influence else replace(known, influence=current.influence)
 
 
 def animated(obj: bpy.types.Object, scene: bpy.types.Scene) -> bool:

@@ -158,6 +158,11 @@ class JiggleKind:
         return slot.prepared
 
     @staticmethod
+    def input_layout(prepared: Prepared) -> tuple:
+        """What a frame's inputs are read for: the jiggle bones and their chains (a row per bone)."""
+        return prepared.names, tuple(prepared.parents.tolist())
+
+    @staticmethod
     def read(obj: bpy.types.Object, prepared: Prepared, scene: bpy.types.Scene,
              depsgraph: bpy.types.Depsgraph) -> jiggle.FramePose:
         return inputs.read(obj, [obj.pose.bones[name] for name in prepared.names], prepared.parents, scene,
@@ -166,6 +171,10 @@ class JiggleKind:
     @staticmethod
     def same(a: jiggle.FramePose, b: jiggle.FramePose) -> bool:
         return inputs.same(a, b)
+
+    @staticmethod
+    def refreshed(known: jiggle.FramePose, current: jiggle.FramePose) -> jiggle.FramePose:
+        return inputs.refreshed(known, current)
 
     @staticmethod
     def inputs_animated(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> bool:
@@ -204,6 +213,13 @@ class JiggleKind:
         return jiggle.shown(prepared.model, state, pose)[0][:, :3, :3]
 
     @staticmethod
+    def blend(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+        """What a subframe F + t shows: each bone's turn at F (``a``, float [n, 3, 3]) and at F + 1
+        (``b``) interpolated: the rotation along the shortest arc (slerp), a Stretch bone's
+        stretch linearly."""
+        return blend_turns(a, b, t)
+
+    @staticmethod
     def write(obj: bpy.types.Object, prepared: Prepared, shown: np.ndarray, depsgraph: bpy.types.Depsgraph) -> None:
         write(obj, prepared.names, shown)
 
@@ -229,6 +245,29 @@ class JiggleKind:
 
 
 KIND = JiggleKind()
+
+
+def blend_turns(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    """Turns float [n, 3, 3] between ``a`` (t = 0) and ``b`` (t = 1): each split into its rotation
+    and stretch (polar decomposition, turn = R·S), R slerped, S interpolated linearly."""
+    out = np.empty_like(a)
+    for i, (m0, m1) in enumerate(zip(a, b)):
+        r0, s0 = _polar(m0)
+        r1, s1 = _polar(m1)
+        rotation = Matrix(r0.tolist()).to_quaternion().slerp(Matrix(r1.tolist()).to_quaternion(), t)
+        out[i] = np.array(rotation.to_matrix()) @ ((1.0 - t) * s0 + t * s1)
+    return out
+
+
+def _polar(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, S) with m = R·S, R a rotation and S symmetric (``m``: float [3, 3])."""
+    u, sigma, vt = np.linalg.svd(m)
+    r = u @ vt
+    if np.linalg.det(r) < 0.0:
+        u[:, -1] *= -1.0
+        sigma[-1] *= -1.0
+        r = u @ vt
+    return r, vt.T @ np.diag(sigma) @ vt
 
 
 def write(obj: bpy.types.Object, names: tuple[str, ...], turns: np.ndarray) -> None:

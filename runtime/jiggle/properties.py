@@ -33,6 +33,12 @@ def _enabled_changed(settings: "TetRigJiggleBone", context: bpy.types.Context | 
     hooks.settings_changed(cast(bpy.types.Object, settings.id_data), "jiggle_enabled", context)
 
 
+def _rig_changed(settings: "TetRigJiggleObject", context: bpy.types.Context | None) -> None:
+    """A setting of the armature (Jiggle Bones, Influence, the steps, teleports, colliders), set in
+    the panel or by a script, keyed or not: the current frame is shown again with it at once."""
+    hooks.settings_changed(cast(bpy.types.Object, settings.id_data), "jiggle_shown", context)
+
+
 class TetRigJiggleBone(bpy.types.PropertyGroup):
     """Jiggle settings of one pose bone."""
 
@@ -72,32 +78,34 @@ class TetRigJiggleObject(bpy.types.PropertyGroup):
     """Jiggle settings of an armature object, or the shape of a collision object."""
 
     enabled: BoolProperty(  # type: ignore[valid-type]
-        name="Jiggle Bones", default=True,
+        name="Jiggle Bones", default=True, update=_rig_changed,
         description="Simulate this armature's jiggle bones (off: the animation alone)")
     influence: FloatProperty(  # type: ignore[valid-type]
-        name="Influence", default=1.0, min=0.0, max=1.0, subtype="FACTOR",
+        name="Influence", default=1.0, min=0.0, max=1.0, subtype="FACTOR", update=_rig_changed,
         description="How much of the jiggle is shown (the seed's alpha; animatable): each bone turns "
                     "this share of its jiggle. The simulation itself does not change")
     steps_per_second: FloatProperty(  # type: ignore[valid-type]
         name="Steps per Second", default=jiggle_model.DEFAULT_STEPS_PER_SECOND, min=1.0, soft_min=24.0,
-        soft_max=2000.0, precision=0,
+        soft_max=2000.0, precision=0, update=_rig_changed,
         description="Simulation steps per second of scene time (rounded to whole steps per frame): the "
                     "same motion at any frame rate")
     max_step: FloatProperty(  # type: ignore[valid-type]
         name="Max Step", default=jiggle_model.DEFAULT_MAX_STEP, min=1e-4, max=1.0,
-        precision=4, unit="TIME_ABSOLUTE",
+        precision=4, unit="TIME_ABSOLUTE", update=_rig_changed,
         description="No integration step is longer than this [s] (the seed's 1/30 s clamp): a low "
                     "Steps per Second or frame rate takes more steps, never a longer one")
     teleport_distance: FloatProperty(  # type: ignore[valid-type]
         name="Teleport Distance", default=1.0, min=0.0, soft_max=100.0, subtype="DISTANCE", unit="LENGTH",
+        update=_rig_changed,
         description="A jump of the armature object farther than this in one frame puts every chain "
                     "back at rest instead of swinging")
     teleport_angle: FloatProperty(  # type: ignore[valid-type]
         name="Teleport Angle", default=math.radians(90.0), min=0.0, max=math.pi, subtype="ANGLE",
+        update=_rig_changed,
         description="A turn of the armature object by more than this in one frame puts every chain "
                     "back at rest")
     use_colliders: BoolProperty(  # type: ignore[valid-type]
-        name="Colliders", default=True,
+        name="Colliders", default=True, update=_rig_changed,
         description="Tails with a collision radius stay out of objects with Collision physics")
     use_as_collider: BoolProperty(  # type: ignore[valid-type]
         name="Jiggle Collider", default=False,

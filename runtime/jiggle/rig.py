@@ -98,13 +98,19 @@ def target(pb: bpy.types.PoseBone) -> bpy.types.Object | None:
 def setup_problem(obj: bpy.types.Object) -> str:
     """What is missing for the handler to show the jiggle (a constraint, its target, its place at
     the end of the stack), or '' when the rig is set up."""
+    holders: dict[str, str] = {}  # target empty -> the bone whose jiggle it holds
     for pb in jiggle_bones(obj):
         c = constraint(pb)
-        if c is None or getattr(c, "target", None) is None:
+        empty = getattr(c, "target", None) if c is not None else None
+        if c is None or empty is None:
             return f"{obj.name}: the jiggle of {pb.name} is not set up; press Update Jiggle Rig"
         if pb.constraints[-1] != c:
             return (f"{obj.name}: a constraint was added after the jiggle of {pb.name}; press Update "
                     "Jiggle Rig to move the jiggle last")
+        if empty.name in holders:  # a duplicated bone keeps the constraint of the bone it copies
+            return (f"{obj.name}: {pb.name} shares its jiggle target with {holders[empty.name]} (a "
+                    "duplicated bone); press Update Jiggle Rig")
+        holders[empty.name] = pb.name
     return ""
 
 
@@ -143,6 +149,7 @@ def setup(obj: bpy.types.Object, scene: bpy.types.Scene) -> int:
     for pb in obj.pose.bones:
         if not bone_settings(pb).enabled:
             _remove_bone(pb)
+    held: set[str] = set()  # targets given to a bone already: a duplicated bone's gets its own
     for pb in bones:
         c = constraint(pb)
         if c is None:
@@ -153,8 +160,9 @@ def setup(obj: bpy.types.Object, scene: bpy.types.Scene) -> int:
         c.target_space = "WORLD"
         c.influence = 1.0
         c.mute = False
-        if getattr(c, "target", None) is None:
+        if getattr(c, "target", None) is None or c.target.name in held:  # type: ignore[attr-defined]
             c.target = _new_target(obj, pb, scene)  # type: ignore[attr-defined]
+        held.add(c.target.name)  # type: ignore[attr-defined]
         index = list(pb.constraints).index(c)
         if index != len(pb.constraints) - 1:
             pb.constraints.move(index, len(pb.constraints) - 1)
@@ -199,3 +207,4 @@ def frequency_hz(stiffness: float) -> float:
 def is_target(obj: bpy.types.Object) -> bool:
     """Whether ``obj`` is one of TetRig's jiggle target empties."""
     return TARGET_PROPERTY in obj.keys()
+

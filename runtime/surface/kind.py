@@ -252,7 +252,7 @@ class SurfaceKind:
         if baked is None:
             return None
         header = bake_store.source_bake(obj)
-        if frame == scene.frame_current and header is not None and header.inputs:
+        if frame == scene.frame_current and not scene.frame_subframe and header is not None and header.inputs:
             at = (frame - header.frame_start) * scene_inputs.DIGEST_HEX
             if scene_inputs.motion_digest(inputs, prepared.follows) != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
                 slot.inputs_changed = True
@@ -277,6 +277,18 @@ class SurfaceKind:
         # a difference of two points: the matrix's linear part alone carries it
         offsets = (split.positions[split.corner_vertices] - shown[prepared.corner_vertices]) / prepared.unit_scale
         return SurfaceFrame(local - rest, state.torn.copy(), offsets @ to_local)
+
+    @staticmethod
+    def blend(a: SurfaceFrame, b: SurfaceFrame, t: float) -> SurfaceFrame:
+        """What a subframe F + t shows: frames F (``a``) and F + 1 (``b``) interpolated linearly; the
+        tear is frame F's, and its split corners move between the two only where F + 1 has the same
+        torn edges."""
+        displacements = (1.0 - t) * a.displacements + t * b.displacements
+        corners = a.corner_offsets
+        if (corners is not None and b.corner_offsets is not None and a.torn is not None and b.torn is not None
+                and np.array_equal(a.torn, b.torn)):
+            corners = (1.0 - t) * corners + t * b.corner_offsets
+        return SurfaceFrame(displacements, a.torn, corners)
 
     @staticmethod
     def write(obj: bpy.types.Object, prepared: SurfacePrepared, shown: SurfaceFrame,
