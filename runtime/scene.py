@@ -83,6 +83,10 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
     a UI render), frame F. ``sample=False``: bodies that would need inputs of frames never read are
     left as they are (a setting changed from a depsgraph update, ``show_changed``)."""
     edits.notice(depsgraph)
+    if depsgraph.mode == "VIEWPORT" and not bpy.app.is_job_running("RENDER"):
+        for kind in KINDS:  # Alt+D copies made by a script, or saved by an older TetRig
+            if hasattr(kind, "adopt"):
+                kind.adopt(kind.objects(scene))
     frame, t = scene.frame_current, float(scene.frame_subframe)
     between = t > 0.0
     live: list[tuple[bpy.types.Object, Any, frames.Slot, Any, Any]] = []
@@ -177,6 +181,14 @@ def _recorded(slot: frames.Slot, scene: bpy.types.Scene, frame: int, current: An
     return found if found is not None else current
 
 
+def objects_changed(scene: bpy.types.Scene) -> None:
+    """Objects were added to or deleted from the file (the depsgraph update handler): each kind
+    takes in what is new (an Alt+D copy of a soft body) and removes what a deleted object leaves
+    (its cage, a deleted armature's jiggle targets), after Blender's undo step of the change."""
+    if any([kind.objects_changed(scene) for kind in KINDS if hasattr(kind, "objects_changed")]):  # each runs
+        _changed.add(scene.session_uid)  # shown again: a new instance, and its original's offsets
+
+
 def status(obj: bpy.types.Object) -> str:
     """The last warning about ``obj`` from the frame handler, or '' (the panel's status line)."""
     return frames.status(obj)
@@ -231,7 +243,7 @@ def show_changed(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> bool
     if scene.session_uid not in _changed:
         return False
     _changed.discard(scene.session_uid)
-    update(scene, depsgraph)
+    update(scene, depsgraph, sample=False)  # never move the frame from inside a depsgraph update
     return True
 
 

@@ -45,6 +45,11 @@ def on_depsgraph_update_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgr
     # painted Pin or Goal group changes the model: it is built again at the next frame.
     edits.notice(depsgraph)
     if not scene_inputs.sampling() and not render_guard.render_job_running():
+        global _object_count
+        count = len(bpy.data.objects)
+        if count != _object_count or any(isinstance(u.id, bpy.types.Collection) for u in depsgraph.updates):
+            _object_count = count  # added, deleted (X unlinks from collections) or linked objects
+            driver.objects_changed(scene)
         driver.show_changed(scene, depsgraph)  # a setting set in the panel or by a script shows at once
     if bpy.context.mode not in _EDIT_MODES:
         return
@@ -54,6 +59,9 @@ def on_depsgraph_update_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgr
         if obj.type == "MESH" and obj.data in edited:
             driver.free(obj)
 
+
+# The number of objects in the file at the last depsgraph update (a change: see ``objects_changed``).
+_object_count = -1
 
 # Modes in which a depsgraph update of a soft body's mesh is the user editing its weights or
 # vertices (painting a Pin or Goal group, edit mode), not TetRig writing its offsets.

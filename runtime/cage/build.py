@@ -20,7 +20,7 @@ from ...tetrig_addon.cage import METHOD_FIT, build_cage
 from ..common import binding_store, edits, frames, mesh_io, offset_modifier, points_object, stack
 from ..common.properties import BODY_CAGE, ROLE_CAGE, ROLE_SOURCE, object_settings
 from ..common.rig import check_source, remove
-from . import cage_object
+from . import cage_object, instances
 
 
 @dataclass(frozen=True)
@@ -140,9 +140,10 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     TetRig make it) and bind every input vertex (replacing any old cage), keeping the settings and
     TetRig's place in the stack. The engine runs before anything is touched, so a refusal changes
     nothing."""
-    check_source(obj)
-    t0 = time.perf_counter()
     settings = object_settings(obj)
+    group = instances.instances(obj) if settings.role == ROLE_SOURCE and not settings.surface_bound else [obj]
+    check_source(obj, len(group))  # the instances of a bound soft body (Alt+D) are rebuilt together
+    t0 = time.perf_counter()
     position = stack.tetrig_index(obj)
     if position is None:
         position = stack.insert_index(obj)
@@ -176,5 +177,6 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     settings.bound_vertex_count = binding.vertex_count
     settings.outside_count = binding.outside_count
     frames.free(obj)
+    instances.rebuilt(obj)
     return BuildReport(binding.vertex_count, cage.control_point_count, cage.tet_count,
                        binding.outside_count, cage.dropped_slivers, seconds, cage.method, cage.note)

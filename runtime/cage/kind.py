@@ -19,8 +19,9 @@ from ...tetrig_addon.fingerprint import fingerprint
 from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs
 from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
 from ..common.properties import ROLE_SOURCE, is_surface, object_settings
-from ..common.soft_body import StaleBindingError, in_edit_mode, read_input, sim_settings, soft_bodies
-from . import cage_object, model, quality_pass
+from ..common.soft_body import (StaleBindingError, in_edit_mode, others_sharing, read_input, sim_settings,
+                                soft_bodies)
+from . import cage_object, instances, model, quality_pass
 from .model import Prepared
 
 
@@ -75,6 +76,18 @@ class CageKind:
     @staticmethod
     def editing(obj: bpy.types.Object) -> bool:
         return in_edit_mode(obj)
+
+    @staticmethod
+    def objects_changed(scene: bpy.types.Scene) -> bool:
+        """Objects were added or deleted: what a deleted soft body leaves goes, and Alt+D copies
+        become instances (``instances``); returns whether a copy did (its frame is to be shown)."""
+        instances.tidy()
+        return instances.adopt_all(CageKind.objects(scene))
+
+    @staticmethod
+    def adopt(objects: list[bpy.types.Object]) -> bool:
+        """Alt+D copies among the scene's soft bodies become instances (``instances.adopt``)."""
+        return instances.adopt_all(objects)
 
     @staticmethod
     def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
@@ -262,10 +275,10 @@ def write_back(obj: bpy.types.Object, prepared: Prepared, displacements: np.ndar
     if not np.all(np.isfinite(displacements)):
         return
     offsets = quality_pass.vertex_offsets(obj, prepared, displacements, input_positions)
-    holder = binding_store.holder(obj)
+    holder = binding_store.shown_holder(obj)  # its own offsets object when its mesh is shared (Alt+D)
     mesh_io.write_attribute(holder, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR", offsets)
     holder.update()
-    if holder != mesh_io.mesh_of(obj):  # the points object's offsets change the source's result
+    if holder != mesh_io.mesh_of(obj):  # a points or offsets object's offsets change the source's result
         obj.update_tag()
     cage = object_settings(obj).cage
     if cage is not None:
@@ -280,7 +293,10 @@ def show_rest(obj: bpy.types.Object) -> None:
     s = object_settings(obj)
     if in_edit_mode(obj):
         return
-    for holder in {mesh_io.mesh_of(obj), binding_store.holder(obj)}:
+    holders = {binding_store.shown_holder(obj)}
+    if not others_sharing(obj):  # a mesh another soft body shows (Alt+D) is never zeroed for it
+        holders |= {mesh_io.mesh_of(obj), binding_store.holder(obj)}
+    for holder in holders:
         offset = holder.attributes.get(binding_store.OFFSET_ATTRIBUTE)
         if offset is not None and offset.domain == "POINT":
             mesh_io.write_attribute(holder, binding_store.OFFSET_ATTRIBUTE, "FLOAT_VECTOR",

@@ -39,6 +39,15 @@ def holder(obj: bpy.types.Object) -> bpy.types.Mesh:
     return mesh_io.mesh_of(obj)
 
 
+def shown_holder(obj: bpy.types.Object) -> bpy.types.Mesh:
+    """The mesh holding the offsets ``obj`` shows: its offsets object's (one instance of a mesh
+    that several soft bodies share, Alt+D), else the binding's ``holder``."""
+    offsets = object_settings(obj).offsets
+    if offsets is not None and offsets.type == "MESH" and object_settings(offsets).source == obj:
+        return mesh_io.mesh_of(offsets)
+    return holder(obj)
+
+
 def load(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray] | None:
     """Read the binding back: (int32 [N, 4] indices, float64 [N, 4] weights), or ``None`` when any
     attribute is missing or its length no longer matches the mesh (a stale binding).

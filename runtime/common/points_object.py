@@ -1,7 +1,10 @@
 """The points object: one vertex per vertex of TetRig's input, when the modifiers before TetRig
 make vertices the mesh does not have (Mirror, Array: ``stack``). It holds their binding and
 offsets (the attributes ``binding_store`` names), which the node group reads by index. Hidden,
-never rendered, and not a child of anything: the node group reads it in its own space."""
+never rendered, and not a child of anything: the node group reads it in its own space.
+
+An offsets object is the same kind of point mesh holding only the offsets one soft body shows,
+when its mesh (and so the binding) is shared with other soft bodies (Alt+D, ``cage/instances``)."""
 
 from __future__ import annotations
 
@@ -9,12 +12,14 @@ import bpy
 import numpy as np
 
 from . import mesh_io
-from .properties import ROLE_POINTS, object_settings
+from .binding_store import OFFSET_ATTRIBUTE
+from .properties import ROLE_OFFSETS, ROLE_POINTS, object_settings
 
 # The mesh vertex each input vertex comes from (its vertex group weights), −1 for none.
 SOURCE_ATTRIBUTE = "tetrig_source_index"
 
 POINTS_SUFFIX = "_TetRigPoints"
+OFFSETS_SUFFIX = "_TetRigOffsets"
 
 
 def create(source: bpy.types.Object, positions: np.ndarray, source_index: np.ndarray,
@@ -35,6 +40,26 @@ def create(source: bpy.types.Object, positions: np.ndarray, source_index: np.nda
     collection.objects.link(obj)
     settings = object_settings(obj)
     settings.role = ROLE_POINTS
+    settings.source = source
+    return obj
+
+
+def create_offsets(source: bpy.types.Object, count: int, collection: bpy.types.Collection) -> bpy.types.Object:
+    """A hidden point mesh of ``count`` vertices (their positions unused) holding the offsets
+    ``source`` shows, zero to start with (``binding_store.shown_holder``)."""
+    name = source.name + OFFSETS_SUFFIX
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(count)
+    mesh_io.write_attribute(mesh, OFFSET_ATTRIBUTE, "FLOAT_VECTOR", np.zeros((count, 3)))
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    obj.hide_viewport = True
+    obj.hide_render = True
+    obj.hide_select = True
+    obj.parent = source  # listed under its soft body (the node group reads it by index, in no space)
+    collection.objects.link(obj)
+    settings = object_settings(obj)
+    settings.role = ROLE_OFFSETS
     settings.source = source
     return obj
 

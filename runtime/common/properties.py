@@ -19,7 +19,7 @@ from ...tetrig_addon import solver as engine_solver
 from ...tetrig_addon.solver.plasticity import PlasticSettings
 from ...tetrig_addon.surface import TearSettings
 
-ROLE_NONE, ROLE_SOURCE, ROLE_CAGE, ROLE_POINTS = "NONE", "SOURCE", "CAGE", "POINTS"
+ROLE_NONE, ROLE_SOURCE, ROLE_CAGE, ROLE_POINTS, ROLE_OFFSETS = "NONE", "SOURCE", "CAGE", "POINTS", "OFFSETS"
 BODY_CAGE, BODY_SURFACE = "CAGE", "SURFACE"
 # The engine's defaults, so that the panel starts where the engine's documentation does.
 _MATERIAL = engine_solver.SurfaceMaterial()
@@ -77,7 +77,8 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
                (ROLE_SOURCE, "Soft Body", "A mesh bound to a tetrahedral cage, or a Surface body"),
                (ROLE_CAGE, "Cage", "The tetrahedral cage of a soft body"),
                (ROLE_POINTS, "Points", "The binding of a soft body whose modifiers make new vertices "
-                                       "(Mirror, Array) before TetRig")],
+                                       "(Mirror, Array) before TetRig"),
+               (ROLE_OFFSETS, "Offsets", "The offsets one instance of a shared mesh (Alt+D) shows")],
         default=ROLE_NONE)
     cage: PointerProperty(type=bpy.types.Object, name="Cage",  # type: ignore[valid-type]
                           description="The cage object whose control points drive this mesh")
@@ -87,6 +88,10 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         type=bpy.types.Object, name="Points",
         description="The hidden object holding the binding and offsets of the vertices the modifiers "
                     "before TetRig make, when they are not the mesh's own (Mirror, Array)")
+    offsets: PointerProperty(  # type: ignore[valid-type]
+        type=bpy.types.Object, name="Offsets",
+        description="The hidden object holding the offsets this soft body shows, when its mesh is shared "
+                    "with other soft bodies (Alt+D): each instance shows its own")
     rest_fingerprint: StringProperty(  # type: ignore[valid-type]
         name="Rest Fingerprint",
         description="Digest of the rest shape at binding (vertex positions, so applied transforms, the "

@@ -11,10 +11,13 @@ from ...tetrig_addon.errors import TetRigInputError
 from . import bake_store, binding_store, frames, mesh_io, offset_modifier, points_object
 from .offset_modifier import TEAR_OFFSET_ATTRIBUTE, TORN_ATTRIBUTE
 from .properties import ROLE_CAGE, ROLE_NONE, object_settings
+from .soft_body import others_sharing
 
 
-def check_source(obj: bpy.types.Object | None) -> None:
-    """Raise ``TetRigInputError`` unless ``obj`` can carry a cage."""
+def check_source(obj: bpy.types.Object | None, instances: int = 1) -> None:
+    """Raise ``TetRigInputError`` unless ``obj`` can carry a cage. ``instances``: how many objects
+    may share its mesh (the instances of a bound soft body, Alt+D, which a Build Cage rebuilds
+    together: ``cage/instances``)."""
     if obj is None:
         raise TetRigInputError("Select a mesh object first.")
     if obj.type != "MESH":
@@ -25,7 +28,7 @@ def check_source(obj: bpy.types.Object | None) -> None:
         raise TetRigInputError("Leave Edit Mode first: Build Cage works on the saved mesh.")
     mesh = mesh_io.mesh_of(obj)
     sharing = mesh.users - int(mesh.use_fake_user)
-    if sharing > 1:
+    if sharing > max(instances, 1):
         # the binding lives on the mesh: a second object would overwrite or follow it
         raise TetRigInputError(
             f"{obj.name}'s mesh is shared by {sharing} objects; make it single-user first "
@@ -45,10 +48,16 @@ def remove(obj: bpy.types.Object) -> None:
         bpy.data.objects.remove(cage, do_unlink=True)
         if mesh is not None and mesh.users == 0:
             bpy.data.meshes.remove(mesh)
+    # the other instances of a shared mesh (Alt+D) keep the binding and the points object
+    shared = bool(others_sharing(obj))
     points = settings.points
-    if points is not None and object_settings(points).source == obj:
+    if points is not None and object_settings(points).source == obj and not shared:
         points_object.remove(points)
     settings.points = None
+    offsets = settings.offsets
+    if offsets is not None and object_settings(offsets).source == obj:
+        points_object.remove(offsets)
+    settings.offsets = None
     if settings.surface_bound:  # a Surface body's bake and tear live on the object itself
         bake_store.clear(obj)
         mesh = mesh_io.mesh_of(obj)
@@ -58,7 +67,8 @@ def remove(obj: bpy.types.Object) -> None:
             mesh.update()
     settings.surface_bound = False
     offset_modifier.remove(obj)
-    binding_store.clear(mesh_io.mesh_of(obj))
+    if not shared:
+        binding_store.clear(mesh_io.mesh_of(obj))
     frames.free(obj)
     settings.cage = None
     settings.role = ROLE_NONE

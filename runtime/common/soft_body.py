@@ -121,6 +121,24 @@ def read_input(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, count: int
         raise StaleBindingError(str(exc)) from exc
 
 
+def in_scene(obj: bpy.types.Object | None) -> bool:
+    """Whether ``obj`` still belongs to a collection (X unlinks a deleted object from every one; an
+    object something else refers to stays in ``bpy.data``)."""
+    return obj is not None and len(obj.users_collection) > 0
+
+
+def others_sharing(obj: bpy.types.Object) -> list[bpy.types.Object]:
+    """The other soft bodies (any kind) that show the mesh of ``obj`` or read its binding's holder
+    (Alt+D copies, and their points object): what ``obj`` must never write zeros into or clear."""
+    mesh = mesh_io.mesh_of(obj)
+    if object_settings(obj).points is None and mesh.users - int(mesh.use_fake_user) <= 1:
+        return []  # its own mesh, and no points object: nothing to look for
+    mine = {mesh, binding_store.holder(obj)}
+    return [o for o in bpy.data.objects
+            if o != obj and o.type == "MESH" and object_settings(o).role == ROLE_SOURCE and in_scene(o)
+            and ({mesh_io.mesh_of(o), binding_store.holder(o)} & mine)]
+
+
 def in_edit_mode(obj: bpy.types.Object) -> bool:
     """Whether the mesh of ``obj`` (or of its cage or points object) is being edited."""
     s = object_settings(obj)

@@ -148,6 +148,13 @@ class JiggleKind:
         return False
 
     @staticmethod
+    def objects_changed(scene: bpy.types.Scene) -> bool:
+        """Objects were added or deleted: the target empties of deleted armatures (and bones) go
+        (nothing to show again: returns ``False``)."""
+        rig.tidy()
+        return False
+
+    @staticmethod
     def enabled(obj: bpy.types.Object) -> bool:
         return bool(rig_settings(obj).enabled)
 

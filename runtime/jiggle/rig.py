@@ -208,3 +208,15 @@ def is_target(obj: bpy.types.Object) -> bool:
     """Whether ``obj`` is one of TetRig's jiggle target empties."""
     return TARGET_PROPERTY in obj.keys()
 
+
+def tidy() -> int:
+    """Remove the target empties no jiggle constraint holds any more (their armature or bone was
+    deleted); returns how many. Runs after Blender's undo step of the delete: Ctrl+Z brings the
+    armature and its targets back together."""
+    held = {empty.name for o in bpy.data.objects
+            if o.type == "ARMATURE" and o.pose is not None and len(o.users_collection) > 0
+            for pb in o.pose.bones if (empty := target(pb)) is not None}
+    gone = [o for o in bpy.data.objects if is_target(o) and o.name not in held]
+    for empty in gone:
+        bpy.data.objects.remove(empty)
+    return len(gone)

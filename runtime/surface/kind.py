@@ -32,8 +32,8 @@ from ..common import bake_store, binding_store, compiled_solver, edits, frames, 
 from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
 from ..common.properties import is_surface, object_settings, plastic_settings
 from ..common.soft_body import (PIN_THRESHOLD, StaleBindingError, follows_animation, goal_key,
-                                in_edit_mode, input_group_weights, read_input, sim_settings, soft_bodies,
-                                vertex_goal_weights)
+                                in_edit_mode, input_group_weights, others_sharing, read_input, sim_settings,
+                                soft_bodies, vertex_goal_weights)
 from . import bake_frames, tear_display
 from .bake_frames import SurfaceFrame
 
@@ -139,6 +139,12 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
         StaleBindingError: the goal group is gone, or modifiers before TetRig make new vertices.
     """
     s = object_settings(obj)
+    first = next((o for o in others_sharing(obj) if is_surface(o)), None)
+    if first is not None and first.name < obj.name:  # an Alt+D copy: the mesh is the particles
+        raise StaleBindingError(
+            f"{obj.name} shares its mesh with {first.name} (Alt+D), whose vertices are the particles: "
+            f"only {first.name} simulates. Give {obj.name} its own mesh (Object > Relations > Make Single "
+            "User > Object & Data), then press Set Up Again.")
     posed = stack.posed(obj)
     key = body_key(obj, scene, world)
     if cached is not None and cached.key == key:
@@ -360,8 +366,9 @@ def write_back(obj: bpy.types.Object, shown: SurfaceFrame) -> None:
 
 
 def show_rest(obj: bpy.types.Object) -> None:
-    """Zero the offsets and clear the tear of a surface body that cannot be simulated."""
-    if in_edit_mode(obj):
+    """Zero the offsets and clear the tear of a surface body that cannot be simulated (not those of
+    a mesh another soft body shows: an Alt+D copy)."""
+    if in_edit_mode(obj) or others_sharing(obj):
         return
     mesh = mesh_io.mesh_of(obj)
     offset = mesh.attributes.get(binding_store.OFFSET_ATTRIBUTE)
