@@ -30,16 +30,17 @@ def solid_viewports():
                 yield window, area, space
 
 
-def open_tetrig_tab(after_s: float = 5.0) -> None:
+def open_tetrig_tab(after_s: float = 5.0, extra: str = "") -> None:
     """After ``after_s`` seconds, click the status bar (it closes the splash screen) and then the
-    sidebar's TetRig tab, from a detached process so Blender's event loop runs meanwhile (window
-    coordinates of the 1600x900 virtual screen)."""
+    sidebar's TetRig tab, then run ``extra`` (more xdotool commands, the window in $W), from a
+    detached process so Blender's event loop runs meanwhile (window coordinates of the 1600x900
+    virtual screen)."""
     def _click():
         subprocess.Popen(["bash", "-c",
             "sleep 0.5; W=$(xdotool search --onlyvisible --class blender | head -1); "
             "xdotool windowfocus --sync $W; xdotool mousemove --window $W 1000 892; sleep 0.5; "
             "xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; sleep 0.5; "
             "xdotool mousemove --window $W 1300 230; sleep 0.5; xdotool mousemove --window $W 1307 248; "
-            "sleep 0.5; xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; sleep 0.7; "
+            "sleep 0.5; xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; sleep 0.7; " + extra +
             "xdotool mousemove --window $W 700 500"])
     bpy.app.timers.register(_click, first_interval=after_s)

@@ -9,6 +9,7 @@ import bpy
 from ..tetrig_addon.errors import TetRigInputError
 from ..runtime import scene as driver
 from ..runtime.cage import build as rig
+from ..runtime.common import redraw
 from ._context import MeshOperator, OperatorResult
 
 # A build estimated to take longer than this [s] asks first (it blocks Blender while it runs).
@@ -38,6 +39,7 @@ class TETRIG_OT_build_cage(MeshOperator):
         obj, scene, collection = context.active_object, context.scene, context.collection
         if obj is None or scene is None or collection is None:
             return {"CANCELLED"}
+        guess = rig.estimate(obj)
         t0 = time.perf_counter()
         try:
             report = rig.build(obj, collection)
@@ -45,6 +47,7 @@ class TETRIG_OT_build_cage(MeshOperator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         driver.update(scene, context.evaluated_depsgraph_get())
-        rig.record_build_time(report.tet_count, report.vertex_count, time.perf_counter() - t0)
+        redraw.sidebars()  # the soft body's subpanels appear: laid out at once, not half drawn
+        rig.record_build_time(guess, time.perf_counter() - t0)
         self.report({"INFO"}, report.message(obj.name))
         return {"FINISHED"}

@@ -11,6 +11,7 @@ import textwrap
 from typing import Any
 
 import bpy
+import numpy as np
 
 from ..runtime.common.mesh_io import mesh_of
 from ..runtime import bake
@@ -18,9 +19,11 @@ from ..runtime.app import render_guard
 from ..runtime import scene as driver
 from ..runtime.cage.model import binding_problem
 from ..runtime.common.soft_body import in_edit_mode
-from ..runtime.common import stack
+from ..runtime.common import cost, stack
+from ..runtime.common.animation import frame_dt
 from ..tetrig_addon.solver import backend as solver_backend
-from ..runtime.common.properties import BODY_SURFACE, object_settings, ROLE_CAGE, ROLE_SOURCE
+from ..tetrig_addon.solver import substeps_for
+from ..runtime.common.properties import BODY_SURFACE, object_settings, ROLE_CAGE, ROLE_SOURCE, scene_settings
 from .menus import TETRIG_MT_export, TETRIG_MT_presets
 
 
@@ -119,6 +122,9 @@ class TETRIG_PT_main(TetRigPanel):
         layout.use_property_split = True
         layout.use_property_decorate = False
         layout.row().prop(s, "body_type", expand=True)
+        note = size_note(obj, context.scene)
+        if note and layout is not None:
+            wrapped_label(layout, context, note, "INFO")
         if s.body_type == BODY_SURFACE:
             self.draw_surface(context, obj, s)
             return
@@ -185,9 +191,52 @@ class TETRIG_PT_main(TetRigPanel):
             wrapped_label(box, context, warning, "ERROR")
 
 
+def frame_cost(context: bpy.types.Context, obj: bpy.types.Object) -> tuple[cost.FrameCost, str] | None:
+    """The estimated cost of one of the soft body's frames and what its sweeps go through, or
+    ``None`` (no cage yet, or no scene)."""
+    s = object_settings(obj)
+    scene = context.scene
+    if scene is None:
+        return None
+    if s.surface_bound:
+        mesh = mesh_of(obj)
+        elements, what = len(mesh.edges) + len(mesh.polygons), "edges and faces"
+    elif s.cage is not None and s.cage.type == "MESH":
+        elements, what = len(mesh_of(s.cage).polygons), "tets"
+    else:
+        return None
+    substeps = substeps_for(s.steps_per_second, frame_dt(scene))
+    return cost.frame_cost(substeps, s.iterations, elements), what
+
+
+def size_note(obj: bpy.types.Object, scene: bpy.types.Scene | None) -> str:
+    """One line when the object is larger than ``LARGE_M`` or smaller than ``SMALL_M`` across: its
+    size, and that the materials act at that size ('' otherwise). An OBJ imported 32 m tall jiggles
+    like a 32 m jelly."""
+    size = float(np.max(np.array(obj.dimensions))) * (scene.unit_settings.scale_length if scene is not None else 1.0)
+    if SMALL_M <= size <= LARGE_M or size <= 0.0:
+        return ""
+    shown = f"{size:.0f} m" if size >= 10.0 else f"{size * 1000:.1f} mm" if size < 0.01 else f"{size:.2f} m"
+    return (f"{obj.name} is {shown} across: stiffness and density act at that size, as on a real "
+            f"object {shown} across; scale it to the size it stands for if it is not that big")
+
+
+# Sizes [m] outside which the panel says how big the object is (``size_note``).
+LARGE_M = 10.0
+SMALL_M = 0.01
+
+
 class TETRIG_PT_simulation(SoftBodySubpanel):
     bl_label = "Simulation"
     header_toggle = "simulate"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        super().draw(context)
+        obj = _target(context)
+        found = frame_cost(context, obj) if obj is not None else None
+        if obj is not None and found is not None and found[0].slow and self.layout is not None:
+            wrapped_label(self.layout, context, found[0].message(object_settings(obj).steps_per_second, found[1]),
+                          "ERROR")
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         if s.surface_bound:
@@ -340,6 +389,8 @@ class TETRIG_PT_bake(SoftBodySubpanel):
         row = layout.row(align=True)
         row.operator("tetrig.bake", text="Bake Again" if state is not None else "Bake", icon="REC")
         row.operator("tetrig.free_bake", icon="TRASH")
+        preview = scene_settings(scene).bake_preview  # an eye: the row keeps room for "Bake Again"
+        row.prop(scene_settings(scene), "bake_preview", text="", icon="HIDE_OFF" if preview else "HIDE_ON")
         row = layout.row(align=True)
         row.operator("tetrig.bake", text="Bake All").all_soft_bodies = True
         row.operator("tetrig.free_bake", text="Free All").all_soft_bodies = True

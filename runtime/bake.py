@@ -102,24 +102,115 @@ class _ObjectBake:
     rest_local: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3), dtype=np.float32))
     next_frame: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # simulating its frames
+    started: float = 0.0  # time.perf_counter() when its first frame began
     surface: bool = False  # a Surface body: its vertices are the "control points"
     tears: list[bake_frames.SurfaceFrame] = field(default_factory=list)  # a tearing one's frames
 
 
 @dataclass(frozen=True)
 class BakeResult:
-    """One finished bake."""
+    """One finished bake.
+
+    Attributes:
+        seconds: simulating its frames [s].
+        elapsed: from its first frame to its last, as the user waited [s]: the simulation, and in
+            the UI the viewport's preview and the progress bars (``RedrawBudget``).
+    """
 
     name: str
     info: bake_store.BakeInfo
     seconds: float
+    elapsed: float = 0.0
 
     def message(self) -> str:
         per_frame = self.seconds / self.info.frame_count * 1000
+        elapsed = max(self.elapsed, self.seconds)
         return (f"{self.name}: baked frames {self.info.frame_start}–{self.info.frame_end}, "
                 f"{self.info.control_point_count} control points, {self.info.nbytes / 1e6:.2f} MB, "
-                f"{self.seconds:.1f} s ({per_frame:.1f} ms/frame)")
+                f"in {elapsed:.1f} s ({self.seconds:.1f} s simulating, {per_frame:.1f} ms/frame)")
+
+
+# A wait between two steps this much longer than the shortest is the viewport still redrawing [s].
+QUIET_MARGIN_S = 0.02
+
+
+@dataclass
+class RedrawBudget:
+    """How much a bake in the UI may spend showing itself: the viewport's preview of the frame just
+    baked, and the progress bars. A redraw of a dense mesh on a slow display costs more than the
+    frames it shows (the bunny: 48 of a bake's 52 s), and the viewport keeps redrawing for several
+    event-loop turns after each preview (its anti-aliasing samples: 0.8 s a turn for the bunny in
+    the real Blender 4.3 on a virtual display), so a redraw is allowed only while what the redraws
+    cost so far, with the next one, stays within ``share`` of the time the bake took.
+
+    What the redraws cost is every wait between two steps beyond the shortest one seen (Blender's
+    own turn of its event loop, which a bake that shows nothing also waits): the wait right after a
+    redraw and the turns after it alike. A preview waits until the last one's turns are over
+    (``quiet``), so each is measured whole before the next is allowed.
+
+    Attributes:
+        share: the largest part of the elapsed time the redraws may take (0.2).
+        baking: the time spent baking [s]; other: the time between the bake's steps [s].
+        idle: the shortest wait between two steps so far [s].
+        waits: how many waits there were; last: the last one [s].
+        preview: what a preview cost at most, with the turns after it [s]; progress: the last
+            progress redraw's wait beyond ``idle`` [s].
+    """
+
+    share: float = 0.2
+    baking: float = 0.0
+    other: float = 0.0
+    idle: float = float("inf")
+    waits: int = 0
+    preview: float = 0.0
+    progress: float = 0.0
+    last: float = 0.0
+    _tail: tuple[float, int] = (0.0, 0)  # the waits since the last preview: their sum [s] and count
+
+    def stepped(self, seconds: float) -> None:
+        """The bake ran ``seconds``."""
+        self.baking += seconds
+
+    def waited(self, seconds: float, shown: str) -> None:
+        """``seconds`` went by between two steps, after a redraw of ``shown`` ("preview",
+        "progress" or "" for none)."""
+        self.other += seconds
+        self.waits += 1
+        self.last = seconds
+        self.idle = min(self.idle, seconds)
+        if shown == "preview":  # a new preview: the last one's tail is complete
+            self.preview = max(self.preview, self._cost(self._tail))
+            self._tail = (0.0, 0)
+        if shown == "preview" or self._tail[1]:
+            self._tail = (self._tail[0] + seconds, self._tail[1] + 1)
+            self.preview = max(self.preview, self._cost(self._tail))
+        if shown == "progress":
+            self.progress = max(seconds - self.idle, 0.0)
+
+    def _cost(self, waits: tuple[float, int]) -> float:
+        return max(waits[0] - self.idle * waits[1], 0.0)
+
+    @property
+    def quiet(self) -> bool:
+        """Whether the viewport has stopped redrawing: the last wait was Blender's own turn."""
+        return self.last <= self.idle + QUIET_MARGIN_S
+
+    @property
+    def redrawing(self) -> float:
+        """What the redraws cost so far [s]: every wait beyond ``idle`` (the first ones also the
+        viewport settling from what came before the bake, which delays the first preview)."""
+        return self._cost((self.other, self.waits))
+
+    def allows(self, cost: float) -> bool:
+        """Whether a redraw that costs ``cost`` [s] keeps the redraws within their share."""
+        return self.redrawing + cost <= self.share * (self.baking + self.other)
+
+    @property
+    def overhead(self) -> float:
+        """The part of the elapsed time the redraws took, 0..1."""
+        total = self.baking + self.other
+        return self.redrawing / total if total > 0.0 else 0.0
 
 
 class BakeJob:
@@ -222,6 +313,7 @@ class BakeJob:
         job.fingerprint = kind.fingerprint(obj, scene, world, fresh=True)
         job.positions = np.empty((self.frame_count, job.rest_local.shape[0], 3), dtype=np.float32)
         job.next_frame = self.frame_start
+        job.started = time.perf_counter()
 
     def _finish(self, job: _ObjectBake) -> None:
         obj = self._object(job.name)
@@ -235,7 +327,7 @@ class BakeJob:
         assert target is not None  # bakeable: a cage, or the Surface body itself
         bake_store.write(target, header, job.positions, tear)
         frames.slot(obj, _kind(obj).name).inputs_changed = False
-        self.results.append(BakeResult(job.name, header, job.seconds))
+        self.results.append(BakeResult(job.name, header, job.seconds, time.perf_counter() - job.started))
 
     def step(self, depsgraph: bpy.types.Depsgraph, budget_s: float = 0.1,
              progress: Callable[[str, int, int], None] | None = None) -> bool:

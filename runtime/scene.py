@@ -28,7 +28,7 @@ import bpy
 
 from .cage.kind import KIND as CAGE
 from ..tetrig_addon.errors import TetRigInputError
-from .common import edits, frames, hooks, scene_inputs
+from .common import edits, frames, hooks, redraw, scene_inputs
 from .jiggle.kind import KIND as JIGGLE
 from .jiggle import rig as jiggle_rig
 from .surface.kind import KIND as SURFACE
@@ -140,8 +140,9 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
         except Exception as exc:  # noqa: BLE001 -- kind.errors, or a fault (_fail)
             _fail(obj, kind, exc)
             continue
-        if not kind.keeps_warnings and (slot.cache is None or slot.cache.first_bad_frame is None):
+        if slot.warning and not kind.keeps_warnings and (slot.cache is None or slot.cache.first_bad_frame is None):
             slot.warning = ""
+            redraw.sidebars()
 
 
 def _sample(scene: bpy.types.Scene, live: list, frame: int, between: bool, sample: bool) -> dict[int, int]:

@@ -285,7 +285,7 @@ def run(args: argparse.Namespace) -> str:
     except errors.TetRigInputError as exc:
         raise DemoError(f"{label}: {exc}") from exc
     print(f"{PREFIX}: {report.message(obj.name)}", flush=True)
-    # the solver compiles once per computer (a few seconds, kept in a cache): before the timing
+    # the solver compiles once per computer (about a minute, kept in a cache): before the timing
     backend = _addon_loader.submodule(addon, "tetrig_addon.solver.backend")
     backend.warm_up()
     with _addon_loader.handler_errors_raised():

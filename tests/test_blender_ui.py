@@ -260,11 +260,23 @@ def test_panel_lines_wrap_to_the_sidebar_instead_of_being_cut(addon, width, scal
 
 
 @pytest.mark.parametrize("mesh, resolution, cap", [("spot", 25, 20000), ("stanford-bunny", 10, 2000),
-                                                    ("stanford-bunny", 20, 3000)])
-def test_the_build_estimate_is_close_to_the_cage_built(bpy, addon, mesh, resolution, cap):
+                                                    ("stanford-bunny", 20, 3000), ("suzanne", 30, 2000),
+                                                    ("cow", 20, 2000), ("teapot", 20, 2000)])
+def test_the_build_estimate_is_close_to_the_cage_built(bpy, addon, mesh, resolution, cap, monkeypatch):
+    """The cage, and the work the build does for it: over the cap the engine builds the cage again
+    with larger cells, and every attempt's tets cost time (issue 23, item 5: the estimate said 1 s
+    for a 5.4 s build). The seconds themselves are machine speed: benchmarks/build_estimate.py."""
     from blender_helpers import import_obj
     from tetrig.runtime.cage import build as rig
+    from tetrig.tetrig_addon import cage as engine_cage
 
+    attempts: list[int] = []
+    for name in ("_build_fit", "_build_once"):
+        def attempt(*args, _real=getattr(engine_cage, name), **kwargs):
+            made = _real(*args, **kwargs)
+            attempts.append(made.tet_count)
+            return made
+        monkeypatch.setattr(engine_cage, name, attempt)
     obj = import_obj(mesh)
     obj.tetrig.resolution, obj.tetrig.max_control_points = resolution, cap
     guess = rig.estimate(obj)
@@ -273,6 +285,7 @@ def test_the_build_estimate_is_close_to_the_cage_built(bpy, addon, mesh, resolut
     assert guess.control_point_count == pytest.approx(len(cage.vertices), rel=0.25)
     assert guess.tet_count == pytest.approx(len(cage.polygons), rel=0.25)
     assert "control points" in guess.message() and guess.seconds > 0
+    assert guess.work_tets == pytest.approx(sum(attempts), rel=0.5), attempts
 
 
 def test_a_large_build_asks_first_with_its_estimate(bpy, addon):

@@ -16,7 +16,9 @@ import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from ...tetrig_addon.binding import bind
-from ...tetrig_addon.cage import METHOD_FIT, build_cage
+from ...tetrig_addon.cage import FIT_MIN_SOLID_SHARE, FIT_VOXELS_PER_SPACING, METHOD_FIT, build_cage
+from ...tetrig_addon.errors import TetRigInputError
+from ...tetrig_addon.inside import voxelize
 from ..common import binding_store, edits, frames, mesh_io, offset_modifier, points_object, stack
 from ..common.properties import BODY_CAGE, ROLE_CAGE, ROLE_SOURCE, object_settings
 from ..common.rig import check_source, remove
@@ -44,28 +46,46 @@ class BuildReport:
                 f"({self.seconds * 1000:.0f} ms){note}")
 
 
-# Build Cage & Bind time, the operator's whole call (cage, binding, cage object, first frame's solver
-# model), measured on a 2-core machine with the bunny, spot, cow and teapot at 4k-82k tets:
-# about BUILD_FIXED_S + BUILD_S_PER_TET per tet + BUILD_S_PER_VERTEX per mesh vertex (within 30 %).
-# Each build of more than ESTIMATE_CALIBRATION_TETS tets replaces the per-tet time with the one it
-# measured, so the estimate follows the machine Blender runs on.
-BUILD_FIXED_S = 0.2
-BUILD_S_PER_TET = 70e-6
-BUILD_S_PER_VERTEX = 6e-6
-ESTIMATE_CALIBRATION_TETS = 5000
+# Build Cage & Bind time, the operator's whole call (cage, binding, cage object, first frame's
+# solver model). Over the cap the engine builds the cage again with larger cells
+# (``tetrig_addon.cage.build_cage``), and every attempt costs: at Resolution 30 under the default cap
+# of 2,000 points, spot's first attempt has 67,000 tets and takes 80 % of the build. Per attempt,
+# HULL_S_PER_TET per tet for the Hull cage (a Delaunay of the lattice), FIT_S_PER_TET per tet and
+# FIT_S_PER_VERTEX per mesh vertex for the Fit cage (its inside test, signed distances near the
+# surface, refinement); then CAGE_S_PER_TET per tet of the cage made (the cage object, the solver
+# model) and BUILD_S_PER_VERTEX per vertex (binding, attributes), plus BUILD_FIXED_S. Fitted to the
+# engine's attempts (timed one by one) and the operator's calls on suzanne, spot, cow, teapot,
+# woody and the bunny at Resolutions 10-30 on 2 busy cores (benchmarks/build_estimate.py).
+# Each build the estimate said would take more than a second sets the speed of the machine
+# Blender runs on (``record_build_time``), which the next estimates are scaled by.
+BUILD_FIXED_S = 0.3
+HULL_S_PER_TET = 100e-6
+FIT_S_PER_TET = 400e-6
+FIT_S_PER_VERTEX = 75e-6
+CAGE_S_PER_TET = 100e-6
+BUILD_S_PER_VERTEX = 60e-6
+BUILD_S_PER_TET = HULL_S_PER_TET  # (an older name)
+ESTIMATE_CALIBRATION_S = 1.0
+SPEED_RANGE = (0.25, 4.0)
 # Delaunay tets per control point of a cage (measured 5.6-5.9 on the meshes above).
 TETS_PER_CONTROL_POINT = 5.8
 FIT_POINTS_PER_SURFACE_CELL = 3.0  # Fit cage: margin layer + outer offsets per spacing² of surface
-_seconds_per_tet = BUILD_S_PER_TET
+_speed = 1.0  # this machine's build time over the constants' (record_build_time)
 
 
 @dataclass(frozen=True)
 class BuildEstimate:
-    """What Build Cage & Bind is expected to make and take, before it runs."""
+    """What Build Cage & Bind is expected to make and take, before it runs.
+
+    Attributes:
+        work_tets: the tets of every attempt the engine is expected to make (the last is the cage).
+    """
 
     control_point_count: int
     tet_count: int
     seconds: float
+    work_tets: int = 0
+    base_seconds: float = 0.0  # ``seconds`` at the constants' speed (before ``_speed``)
 
     def message(self) -> str:
         return (f"About {self.control_point_count:,} control points and {self.tet_count:,} tets: building "
@@ -77,8 +97,8 @@ def estimate(obj: bpy.types.Object) -> BuildEstimate:
     inside the hull (less a half-cell boundary layer), plus about one hull point per cell of
     surface; a Fit cage has two per cell inside the mesh itself plus about three per cell of its
     surface (its margin layer and outer offsets, fitted on the test meshes). Over the cap the cells
-    grow as the engine grows them (within 25 % on the test meshes). Takes a convex hull of the
-    vertices, or the mesh's volume and area (tens of ms)."""
+    grow as the engine grows them (within 25 % on the test meshes), and each attempt's tets count
+    in the time. Takes a convex hull of the vertices, or the mesh's volume and area (tens of ms)."""
     settings = object_settings(obj)
     vertices = mesh_io.vertex_positions(mesh_io.mesh_of(obj))
     if len(vertices) < 4:
@@ -86,6 +106,8 @@ def estimate(obj: bpy.types.Object) -> BuildEstimate:
     extent = np.ptp(vertices, axis=0)
     spacing = max(float(extent.max()), 1e-12) / max(settings.resolution, 1)
     fit = _closed_volume_and_area(obj, vertices) if settings.cage_method == METHOD_FIT else None
+    if fit is not None and _shell(obj, vertices, spacing, fit):
+        fit = None  # the engine finds no inside to fit (an open shell): it builds the hull
     if fit is not None:
         volume, area = fit
     else:
@@ -102,14 +124,40 @@ def estimate(obj: bpy.types.Object) -> BuildEstimate:
         return 2.0 * max(volume - 0.5 * h * area, 0.0) / h ** 3 + area / h ** 2
 
     cap = settings.max_control_points
+    work, attempts = 0.0, 1
     for _ in range(32):  # over the cap, the spacing grows as tetrig_addon.cage.build_cage grows it
         if count(spacing) <= cap:
             break
+        work += TETS_PER_CONTROL_POINT * count(spacing)  # an attempt over the cap, built and dropped
+        attempts += 1
         spacing *= 1.1 * (count(spacing) / cap) ** (1.0 / 3.0)
     control_points = int(min(count(spacing), cap))
     tets = int(TETS_PER_CONTROL_POINT * control_points)
-    seconds = BUILD_FIXED_S + _seconds_per_tet * tets + BUILD_S_PER_VERTEX * len(vertices)
-    return BuildEstimate(control_points, tets, seconds)
+    work_tets = int(work) + tets
+    count_v = len(vertices)
+    attempt_s = (FIT_S_PER_TET * work_tets + FIT_S_PER_VERTEX * count_v * attempts if fit is not None
+                 else HULL_S_PER_TET * work_tets)
+    base = BUILD_FIXED_S + attempt_s + CAGE_S_PER_TET * tets + BUILD_S_PER_VERTEX * count_v
+    return BuildEstimate(control_points, tets, base * _speed, work_tets, base)
+
+
+# A Fit estimate above this [s] checks first whether the engine will fall back to the hull (its
+# inside test at the build's voxel size: up to a second on the bunny at Resolution 30, worth it only
+# before a build that asks first).
+SHELL_CHECK_ABOVE_S = 2.0
+
+
+def _shell(obj: bpy.types.Object, vertices: np.ndarray, spacing: float, fit: tuple[float, float]) -> bool:
+    """Whether the Fit cage of a mesh that would take long falls back to the hull (an open shell:
+    Woody), as ``tetrig_addon.cage.build_cage`` decides it: the share of solid voxels."""
+    volume, area = fit
+    if (BUILD_FIXED_S + FIT_S_PER_TET * TETS_PER_CONTROL_POINT * 2.0 * volume / spacing ** 3) * _speed < SHELL_CHECK_ABOVE_S:
+        return False
+    try:
+        solid = voxelize(vertices, mesh_io.triangles(mesh_io.mesh_of(obj)), spacing / FIT_VOXELS_PER_SPACING)
+    except (TetRigInputError, ValueError, MemoryError):
+        return False
+    return solid.solid_share < FIT_MIN_SOLID_SHARE
 
 
 def _closed_volume_and_area(obj: bpy.types.Object, vertices: np.ndarray) -> tuple[float, float] | None:
@@ -127,12 +175,13 @@ def _closed_volume_and_area(obj: bpy.types.Object, vertices: np.ndarray) -> tupl
     return volume, area
 
 
-def record_build_time(tet_count: int, vertex_count: int, seconds: float) -> None:
-    """Calibrate ``estimate`` with a whole Build Cage & Bind call that was measured."""
-    global _seconds_per_tet
-    if tet_count > ESTIMATE_CALIBRATION_TETS:
-        rest = seconds - BUILD_FIXED_S - BUILD_S_PER_VERTEX * vertex_count
-        _seconds_per_tet = max(rest / tet_count, BUILD_S_PER_TET / 4)
+def record_build_time(guess: BuildEstimate, seconds: float) -> None:
+    """Calibrate ``estimate`` with a whole Build Cage & Bind call that was measured [s]: ``guess``
+    is what ``estimate`` said before it. A build estimated at more than ``ESTIMATE_CALIBRATION_S``
+    sets the machine's speed (within ``SPEED_RANGE`` of the constants')."""
+    global _speed
+    if guess.base_seconds > ESTIMATE_CALIBRATION_S:
+        _speed = min(max(seconds / guess.base_seconds, SPEED_RANGE[0]), SPEED_RANGE[1])
 
 
 def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildReport:

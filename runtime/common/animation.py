@@ -43,7 +43,10 @@ def rest_world_matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> 
     stored = np.array(settings.rest_matrix, dtype=np.float64).reshape(4, 4)
     at_start = scene is None or scene.frame_current <= scene.frame_start
     if at_start or not settings.has_rest_matrix or not transform_animated(obj):
-        if not settings.has_rest_matrix or not np.array_equal(stored, current):
+        # compared as stored (float32): a matrix float32 cannot hold exactly (a location of 0.12)
+        # was written again at every call, and each write re-evaluated the object and redrew the
+        # viewport (a bake of the bunny waited 0.3 s for it after every step)
+        if not settings.has_rest_matrix or not np.array_equal(stored, current.astype(np.float32)):
             settings.rest_matrix = current.ravel().tolist()
             settings.has_rest_matrix = True
         return current

@@ -26,7 +26,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import bpy
 
 from ...tetrig_addon.timeline import FrameCache
-from . import scene_inputs
+from . import redraw, scene_inputs
 
 P = TypeVar("P")  # a kind's prepared model
 I = TypeVar("I")  # a kind's inputs of one frame
@@ -139,6 +139,7 @@ def warn(obj: bpy.types.Object, kind: str, message: str) -> None:
     if found.warning != message:
         found.warning = message
         print("TetRig:", message)
+        redraw.sidebars()  # the panel's status line changed outside a redraw
 
 
 def prepare(kind: BodyKind, slot_: Slot, obj: bpy.types.Object, scene: bpy.types.Scene,

@@ -16,6 +16,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, PointerProperty
 
 from ...tetrig_addon.jiggle import model as jiggle_model
 from ..common import hooks
+from ..common.properties import STEPS_PER_SECOND_MAX, STEPS_PER_SECOND_SOFT_MAX
 
 # 2 Hz: a lively default between hair (~1.5 Hz) and ears (~3 Hz).
 DEFAULT_STIFFNESS = (2.0 * math.pi * 2.0) ** 2
@@ -86,7 +87,7 @@ class TetRigJiggleObject(bpy.types.PropertyGroup):
                     "this share of its jiggle. The simulation itself does not change")
     steps_per_second: FloatProperty(  # type: ignore[valid-type]
         name="Steps per Second", default=jiggle_model.DEFAULT_STEPS_PER_SECOND, min=1.0, soft_min=24.0,
-        soft_max=2000.0, precision=0, update=_rig_changed,
+        soft_max=STEPS_PER_SECOND_SOFT_MAX, max=STEPS_PER_SECOND_MAX, precision=0, update=_rig_changed,
         description="Simulation steps per second of scene time (rounded to whole steps per frame): the "
                     "same motion at any frame rate")
     max_step: FloatProperty(  # type: ignore[valid-type]

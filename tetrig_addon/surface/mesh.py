@@ -54,17 +54,23 @@ class Closure:
     def problem(self, name: str) -> str:
         """Why pressure cannot work on this surface, for the user ('' when it can)."""
         if self.open_edges:
-            return (f"{name} is not closed ({self.open_edges} open edges): pressure needs a closed "
-                    "surface; fill the holes or turn Pressure off")
+            return (f"{name} is not closed ({_edges(self.open_edges, 'open edge')}): pressure needs a "
+                    "closed surface; fill the holes or turn Pressure off")
         if self.nonmanifold_edges:
-            return (f"{name} has {self.nonmanifold_edges} edges shared by three or more faces: pressure "
-                    "needs a closed surface with two faces at every edge")
+            shared = "is shared" if self.nonmanifold_edges == 1 else "are shared"
+            return (f"{name} has {_edges(self.nonmanifold_edges, 'edge')} that {shared} by three or more "
+                    "faces: pressure needs a closed surface with two faces at every edge")
         if self.flipped_edges:
-            return (f"{name} has faces pointing both ways ({self.flipped_edges} edges): recalculate its "
-                    "normals (Mesh > Normals > Recalculate Outside) to use pressure")
+            return (f"{name} has faces pointing both ways ({_edges(self.flipped_edges, 'edge')}): "
+                    "recalculate its normals (Mesh > Normals > Recalculate Outside) to use pressure")
         if not self.rest_volume > 0.0:
             return f"{name} encloses no volume: pressure needs a closed surface around a space"
         return ""
+
+
+def _edges(count: int, noun: str) -> str:
+    """'1 open edge', '2 open edges'."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 @dataclass(frozen=True)
