@@ -231,7 +231,7 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
     header_toggle = "simulate"
 
     def draw(self, context: bpy.types.Context) -> None:
-        super().draw(context)
+        SoftBodySubpanel.draw(self, context)  # (not super(): the tests draw it on a stand-in)
         obj = _target(context)
         found = frame_cost(context, obj) if obj is not None else None
         if obj is not None and found is not None and found[0].slow and self.layout is not None:
