@@ -17,7 +17,7 @@ figures (the enclosed volume with and without pressure after the landing).
 1. TetRig: ``SurfaceBody.advance`` per frame (the compiled kernel, loaded before the first frame
    and stepped once from rest before timing), then the write-back of that frame: float32 [V, 3]
    offsets into the mesh's ``tetrig_offset`` point attribute (``mesh_io.write_attribute``, the
-   ``foreach_set`` the cages' ``simulation.write_back`` uses), ``mesh.update()`` and the depsgraph
+   ``foreach_set`` the cages' write-back uses), ``mesh.update()`` and the depsgraph
    evaluation through TetRig's Geometry Nodes offset modifier, timed apart and added up: the
    work of a frame of the frame handler (``runtime/surface_sim``), without its bookkeeping (it was
    written before that handler existed; the jelly demo times the handler through ``frame_set``). The add-on is registered from this checkout
