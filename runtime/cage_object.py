@@ -19,7 +19,8 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..tetrig_addon.cage import Cage, unique_edges
+from ..tetrig_addon.cage import Cage
+from ..tetrig_addon.geometry import unique_edges
 from . import mesh_io
 
 CAGE_SUFFIX = "_TetRigCage"

@@ -16,6 +16,7 @@ from scipy.sparse import csr_matrix
 from scipy.spatial import cKDTree
 
 from .errors import TetRigInputError
+from .geometry import barycentric_transforms
 
 # A vertex counts as inside a tet when its smallest barycentric weight is at least this (−ε lets
 # points on shared faces and on the hull surface count as inside despite rounding).
@@ -45,36 +46,6 @@ class Binding:
     @property
     def vertex_count(self) -> int:
         return int(self.tet_index.shape[0])
-
-
-def barycentric_transforms(control_points: np.ndarray, tets: np.ndarray) -> np.ndarray:
-    """Per-tet inverse edge matrices for barycentric coordinates.
-
-    Args:
-        control_points: float [control_point_count, 3] [m].
-        tets: int [tet_count, 4], non-degenerate.
-
-    Returns:
-        float64 [tet_count, 3, 3] [1/m]: for a point p, λ₁₂₃ = T @ (p − q₀), λ₀ = 1 − Σλ₁₂₃.
-    """
-    p = np.asarray(control_points, dtype=np.float64)[tets]
-    edges = np.stack([p[:, 1] - p[:, 0], p[:, 2] - p[:, 0], p[:, 3] - p[:, 0]], axis=2)
-    return inverse3(edges)
-
-
-def inverse3(m: np.ndarray) -> np.ndarray:
-    """Inverses of 3×3 matrices by their adjugate: float64 [..., 3, 3] → [..., 3, 3].
-
-    Elementwise NumPy, about 20 times faster than ``np.linalg.inv`` on many small matrices (which
-    calls LAPACK once per matrix); a singular matrix gives inf/nan entries, never an exception.
-    """
-    a = np.asarray(m, dtype=np.float64)
-    c0 = np.cross(a[..., :, 1], a[..., :, 2])  # rows of the adjugate: cross products of columns
-    c1 = np.cross(a[..., :, 2], a[..., :, 0])
-    c2 = np.cross(a[..., :, 0], a[..., :, 1])
-    det = np.einsum("...i,...i->...", a[..., :, 0], c0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.stack([c0, c1, c2], axis=-2) / det[..., None, None]
 
 
 def _weights(points: np.ndarray, origin: np.ndarray, transform: np.ndarray) -> np.ndarray:

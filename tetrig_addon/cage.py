@@ -23,6 +23,7 @@ from scipy.spatial import ConvexHull, Delaunay, QhullError
 from . import inside
 from .binding import TetSearch
 from .errors import TetRigInputError
+from .geometry import tet_quality, tet_volumes
 
 # Tets whose normalized volume (see ``tet_quality``) is below this are slivers and are dropped.
 SLIVER_QUALITY = 0.05
@@ -116,60 +117,6 @@ class Cage:
     @property
     def tet_count(self) -> int:
         return int(self.tets.shape[0])
-
-
-def tet_volumes(points: np.ndarray, tets: np.ndarray) -> np.ndarray:
-    """Signed volumes of tets.
-
-    Args:
-        points: float [point_count, 3] [m].
-        tets: int [tet_count, 4].
-
-    Returns:
-        float64 [tet_count] [m³]; positive for positively oriented tets.
-    """
-    p = np.asarray(points, dtype=np.float64)[tets]
-    e1, e2, e3 = p[:, 1] - p[:, 0], p[:, 2] - p[:, 0], p[:, 3] - p[:, 0]
-    return np.einsum("ij,ij->i", np.cross(e1, e2), e3) / 6.0
-
-
-def tet_quality(points: np.ndarray, tets: np.ndarray) -> np.ndarray:
-    """Normalized tet quality: 6√2·V / l_rms³, 1 for a regular tet, ≤ 0 for inverted or flat ones.
-
-    Args:
-        points: float [point_count, 3] [m].
-        tets: int [tet_count, 4].
-
-    Returns:
-        float64 [tet_count], dimensionless.
-    """
-    p = np.asarray(points, dtype=np.float64)[tets]
-    pairs = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
-    sq = sum(np.einsum("ij,ij->i", p[:, a] - p[:, b], p[:, a] - p[:, b]) for a, b in pairs)
-    l_rms = np.sqrt(sq / 6.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = 6.0 * np.sqrt(2.0) * tet_volumes(points, tets) / l_rms**3
-    return np.nan_to_num(q, nan=0.0)
-
-
-def unique_edges(tets: np.ndarray) -> np.ndarray:
-    """Unique undirected edges of a set of tets (the seed's spring list).
-
-    Args:
-        tets: int [tet_count, 4].
-
-    Returns:
-        int32 [edge_count, 2], each row sorted (i < j), rows sorted lexicographically.
-    """
-    tets = np.asarray(tets)
-    pairs = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
-    e = np.sort(tets[:, pairs].reshape(-1, 2), axis=1).astype(np.int64)
-    if e.shape[0] == 0:
-        return np.zeros((0, 2), dtype=np.int32)
-    # one int64 key per edge, i * n + j, sorts like the rows (several times faster than unique rows)
-    n = int(e.max()) + 1
-    keys = np.unique(e[:, 0] * n + e[:, 1])
-    return np.stack([keys // n, keys % n], axis=1).astype(np.int32)
 
 
 def validate_points(points: np.ndarray) -> np.ndarray:

@@ -15,8 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..binding import inverse3
-from ..cage import tet_volumes, unique_edges
+from ..geometry import inverse3, tet_volumes, unique_edges
 from ..errors import TetRigInputError
 
 # A goal weight at least this is 1: the point follows its goal exactly (kinematic).
