@@ -15,8 +15,7 @@ import numpy as np
 
 from scipy.spatial import ConvexHull, QhullError
 
-from ..tetrig_addon.binding import bind
-from ..tetrig_addon.cage import METHOD_FIT, build_cage
+from ..tetrig_addon.cage import METHOD_FIT, bind, build_cage
 from ..tetrig_addon.errors import TetRigInputError
 from . import (bake_store, binding_store, cage_object, mesh_io, offset_modifier, points_object, simulation, stack,
                surface_sim)

@@ -16,8 +16,8 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..tetrig_addon import posing, solver
-from ..tetrig_addon.binding import blend, blend_matrix, control_point_goal_weights, pinned_control_points
+from ..tetrig_addon import solver
+from ..tetrig_addon.cage import blend, blend_matrix, control_point_goal_weights, pinned_control_points, posing
 from ..tetrig_addon.timeline import FrameCache
 from . import (bake_store, binding_store, cage_object, compiled_solver, mesh_io, points_object, quality_pass,
                scene_inputs, stack)

@@ -45,7 +45,7 @@ def expected_surface(bpy, obj, displacements, settings=None, quality_on=True, po
     ``fixed``: bool [N], pinned vertices."""
     from tetrig.runtime import export
     from tetrig.tetrig_addon import quality
-    from tetrig.tetrig_addon.binding import blend_matrix
+    from tetrig.tetrig_addon.cage import blend_matrix
 
     mesh = obj.data
     rest = rest_positions(obj).astype(np.float64)

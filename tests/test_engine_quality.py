@@ -8,8 +8,7 @@ import pytest
 from conftest import obj_triangles, obj_vertices
 
 from tetrig_addon import quality, quality_backend, solver
-from tetrig_addon.binding import bind, blend_matrix
-from tetrig_addon.cage import build_cage
+from tetrig_addon.cage import bind, blend_matrix, build_cage
 from tetrig_addon.errors import TetRigInputError
 from tetrig_addon.surface_metrics import edge_length_ratios, flipped_triangles, sliver_triangles
 

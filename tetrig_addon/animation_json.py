@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import quality
-from .binding import blend_matrix
+from .cage import blend_matrix
 from .errors import TetRigInputError
 from .seed_json import SeedData
 
