@@ -50,19 +50,6 @@ def _tet_grid(cps: np.ndarray, tets: np.ndarray, lo: np.ndarray, cell: float,
     return start, owner[order]
 
 
-def _compiled_kernel() -> ModuleType | None:
-    """The compiled point location (``locate_kernel``) once Numba works here, else None: the
-    NumPy rounds below find the same tets. It is loaded at the first search after the solver's
-    kernel has loaded (``solver.backend``: Numba imports here), which waits for it (measured: 1.8 s
-    the first time, compiling; 0.5 s from Numba's cache)."""
-    if not backend.kernel_ready():
-        return None
-    try:
-        return _KERNEL.module()
-    except KernelUnavailable:
-        return None
-
-
 def _load_kernel() -> ModuleType:
     """Import the kernel and compile it (or read Numba's cache) on one point."""
     from . import locate_kernel as module
@@ -71,7 +58,22 @@ def _load_kernel() -> ModuleType:
     return module
 
 
+# Loaded in the background whenever the solver's kernel has loaded (measured: 1.8 s the first
+# time, compiling; 0.5 s from Numba's cache): searches use Numba where the solver does.
 _KERNEL = LazyKernel(_load_kernel, "tetrig-locate-compile")
+backend.also_load(_KERNEL)
+
+
+def _compiled_kernel() -> ModuleType | None:
+    """The compiled point location (``locate_kernel``) where the solver's kernel is loaded (a
+    search just after that waits for the end of its load), else None: the NumPy rounds below
+    find the same tets."""
+    if not backend.kernel_ready():
+        return None
+    try:
+        return _KERNEL.module()
+    except KernelUnavailable:
+        return None
 
 
 class TetSearch:

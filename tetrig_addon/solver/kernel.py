@@ -857,18 +857,11 @@ def project_out(positions, inverse_masses, idx, w, shares, normals, surfaces, de
 
 
 def warm_up() -> None:
-    """Compile (or load from the cache) every kernel function by stepping a one-tet cage with
-    goals and a ground contact, in each material mode, through the same types real frames use;
-    then decide whether the parallel colour solve pays here (the threading layer Numba loaded)."""
+    """Compile (or load from the cache) what the frames' steps do not reach: the colour solve of
+    the material modes; then decide whether the parallel colour solve pays here (the threading
+    layer Numba loaded). ``backend`` steps a one-tet cage through ``loop.step`` with this module
+    first, which compiles the rest."""
     global _threads_help
-    from .loop import step
-    from .model import build_model, rest_state
-    from .settings import MODES
-    corners = np.array([[0.0, 0.0, 0.1], [1.0, 0.0, 0.1], [0.0, 1.0, 0.1], [0.0, 0.0, 1.1]])
-    model = build_model(corners, np.array([[0, 1, 2, 3]]), goal_weights=np.array([0.0, 0.5, 0.0, 1.0]))
-    for mode in MODES:
-        settings = SimSettings(mode=mode, substeps=2, ground_height=0.0).validated()
-        step(model, rest_state(model), settings, 1.0 / 24.0, compiled=_this_module())
     x = np.zeros((4, 3))
     goal_k = np.zeros(4)
     empty = np.zeros(0, dtype=np.int32)
@@ -881,7 +874,3 @@ def warm_up() -> None:
                            np.zeros(4, dtype=np.bool_), 1.0)
     _threads_help = threading_layer() in ("omp", "tbb")
 
-
-def _this_module():
-    import sys
-    return sys.modules[__name__]
