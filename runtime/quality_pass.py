@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import bpy
 import numpy as np
 
-from ..tetrig_addon import quality, quality_backend
+from ..tetrig_addon import quality
+from ..tetrig_addon.quality import backend as quality_backend
 from . import binding_store, mesh_io
 from .properties import object_settings
 

@@ -221,7 +221,7 @@ def test_a_posed_mesh_keeps_its_pose_and_is_repaired_against_it(bpy, addon):
     round, and moving a ring's vertices along its edges hardly shrinks it; more Clamp Iterations.)"""
     from test_blender_characters import posed_positions, skinned_body
 
-    from tetrig.tetrig_addon import surface_metrics
+    from tetrig.tetrig_addon.quality import metrics as surface_metrics
 
     scene = bpy.context.scene
     obj, arm, belly, spine = skinned_body(bpy)
@@ -276,7 +276,7 @@ def test_the_bunny_landing_at_5_m_s_with_the_pass_off_and_on(bpy, addon, materia
     is within 1.35× and 0.70× and nothing flips. Jelly: its spikes (3.3×) come down to the limit
     on the impact frame; the seed's 4 + 4 sweeps leave a residue on the frames after (up to 1.54×,
     2 slivers turned over; more Clamp Iterations clear more)."""
-    from tetrig.tetrig_addon import surface_metrics
+    from tetrig.tetrig_addon.quality import metrics as surface_metrics
 
     scene = bpy.context.scene
     scene.frame_end = BUNNY_FRAMES
