@@ -12,7 +12,7 @@ import os
 import bpy
 import numpy as np
 
-from ..tetrig_addon import animation_json, pc2
+from ..tetrig_addon.formats import animation_json, pc2
 from . import bake, bake_store, binding_store, export, mesh_io, quality_pass, simulation, stack
 
 

@@ -8,7 +8,7 @@ import tempfile
 import bpy
 import numpy as np
 
-from ..tetrig_addon import seed_json
+from ..tetrig_addon.formats import seed_json
 from .properties import object_settings
 from .mesh_io import mesh_of
 from . import binding_store, cage_object

@@ -131,7 +131,7 @@ def test_playback_shows_the_pass_and_a_changed_setting_shows_at_once(bpy, addon)
 
 
 def test_bake_playback_renders_and_every_export_carry_the_pass(bpy, addon, tmp_path):
-    from tetrig.tetrig_addon import animation_json, pc2, seed_json
+    from tetrig.tetrig_addon.formats import animation_json, pc2, seed_json
 
     obj = jelly_ball(bpy)
     scene = bpy.context.scene
