@@ -230,7 +230,7 @@ def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int, depsgrap
         return body.advance(state, settings, mat, dt, goals=goals, colliders=end.colliders,
                             plastic=plastic, tear=tear)
 
-    state = cache.state_at(frame, advance)  # type: ignore[arg-type]
+    state = cache.state_at(frame, advance)
     assert isinstance(state, SurfaceState)
     if cache.first_bad_frame is not None:
         from . import simulation

@@ -12,11 +12,12 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Self
 
 import numpy as np
 
-from ..geometry import inverse3, tet_volumes, unique_edges
 from ..errors import TetRigInputError
+from ..geometry import inverse3, tet_volumes, unique_edges
 
 # A goal weight at least this is 1: the point follows its goal exactly (kinematic).
 GOAL_EXACT = 1.0 - 1e-6
@@ -214,6 +215,14 @@ class State:
         """The positions to show: ``shown_positions`` when the step set them (the contacts'
         resting depth taken out, ``contacts.project_out``), else ``positions``."""
         return self.positions if self.shown_positions is None else self.shown_positions
+
+    def finite(self) -> bool:
+        """Whether every position and velocity is finite (``timeline.FrameState``)."""
+        return bool(np.all(np.isfinite(self.positions)) and np.all(np.isfinite(self.velocities)))
+
+    def halted(self) -> Self:
+        """``moved`` where it is, at rest: zero velocities (``timeline.FrameState``)."""
+        return replace(self, velocities=np.zeros_like(self.velocities), shown_positions=None)
 
 
 def rest_state(model: Model) -> State:
