@@ -23,7 +23,8 @@ from typing import Callable
 
 # The file a finished load leaves in the cache folder (``LazyKernel.cache_filled``).
 MARKER_PREFIX = "loaded-"
-# How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``).
+# How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``),
+# unless the kernel's owner says otherwise (``solver.backend.CACHED_LOAD_WAIT_S``).
 # Measured on 2 shared cores: 0.3-0.9 s (Numba's import and its first cache read are most of it).
 # It bounds the one wait should the cache be unusable after all (another CPU): then Numba
 # compiles, and the frames go on with the NumPy reference.
@@ -46,14 +47,18 @@ class LazyKernel:
             no marker.
         cache_folder: returns the folder of Numba's cache (``None`` while it is not configured),
             where the marker goes.
+        cached_load_wait: returns how long after a load from a filled cache began frames wait
+            for it [s] (``wait_for_cached_load``).
     """
 
     def __init__(self, load: Callable[[], ModuleType], thread_name: str, kernel_file: str | None = None,
-                 cache_folder: Callable[[], str | None] = lambda: None) -> None:
+                 cache_folder: Callable[[], str | None] = lambda: None,
+                 cached_load_wait: Callable[[], float] = lambda: CACHED_LOAD_WAIT_S) -> None:
         self._load_module = load
         self._thread_name = thread_name
         self._kernel_file = kernel_file
         self._cache_folder = cache_folder
+        self._cached_load_wait = cached_load_wait
         self._lock = threading.Lock()
         self._kernel: ModuleType | None = None
         self._error: str | None = None
@@ -185,19 +190,19 @@ class LazyKernel:
 
     def loading_from_cache(self) -> bool:
         """Whether the kernel is loading now from a filled cache (``cache_filled`` when the load
-        began), for less than ``CACHED_LOAD_WAIT_S`` so far: a short load, not a compile."""
+        began), for less than ``cached_load_wait()`` so far: a short load, not a compile."""
         with self._lock:
             thread, started, from_cache = self._thread, self._started, self._from_cache
             loading = self._kernel is None and self._error is None
         return (loading and from_cache and thread is not None and thread.is_alive() and started is not None
-                and time.monotonic() - started < CACHED_LOAD_WAIT_S)
+                and time.monotonic() - started < self._cached_load_wait())
 
     def wait_for_cached_load(self) -> bool:
         """Wait for a load from a filled cache (``loading_from_cache``) to end, at most until
-        ``CACHED_LOAD_WAIT_S`` after it began; never for a compile. Returns whether the kernel is
+        ``cached_load_wait()`` after it began; never for a compile. Returns whether the kernel is
         loaded."""
         with self._lock:
             thread, started = self._thread, self._started
         if self.loading_from_cache() and thread is not None and started is not None:
-            thread.join(max(0.0, started + CACHED_LOAD_WAIT_S - time.monotonic()))
+            thread.join(max(0.0, started + self._cached_load_wait() - time.monotonic()))
         return self.ready()

@@ -25,7 +25,8 @@ from typing import Sequence
 import numpy as np
 
 from .. import colliders as collision
-from ..lazy_kernel import CACHED_LOAD_WAIT_S, MARKER_PREFIX, KernelUnavailable, LazyKernel
+from .. import lazy_kernel
+from ..lazy_kernel import MARKER_PREFIX, KernelUnavailable, LazyKernel
 from . import loop
 from .model import Model, State, build_model, rest_state
 from .plasticity import PlasticSettings
@@ -50,6 +51,9 @@ __all__ = ["BackendUnavailable", "CACHED_LOAD_WAIT_S", "MARKER_PREFIX", "NUMBA",
            "wait_for_cached_load", "warm_up"]
 
 _cache_path: str | None = None  # this engine's folder in the cache (``configure``)
+# How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``;
+# read at each wait: see ``lazy_kernel.CACHED_LOAD_WAIT_S``).
+CACHED_LOAD_WAIT_S = lazy_kernel.CACHED_LOAD_WAIT_S
 
 
 def configure(cache_dir: str | None) -> None:
@@ -101,7 +105,7 @@ def _warmed_kernel() -> ModuleType:
 
 _KERNEL = LazyKernel(_warmed_kernel, "tetrig-compile",
                      kernel_file=os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.py"),
-                     cache_folder=lambda: _cache_path)
+                     cache_folder=lambda: _cache_path, cached_load_wait=lambda: CACHED_LOAD_WAIT_S)
 warm_up = _KERNEL.warm_up
 kernel_ready = _KERNEL.ready
 compiling = _KERNEL.compiling

@@ -311,7 +311,7 @@ POSED_MIN_VOLUME_SHARE = 0.25
 
 
 def with_rest(model: Model, rest_positions: np.ndarray) -> Model:
-    """``model`` with another rest shape (a posed mesh's, ``tetrig_addon.posing``): rest lengths,
+    """``model`` with another rest shape (a posed mesh's, ``cage.posing``): rest lengths,
     volumes and D_m⁻¹ of the new shape; masses, pins, goals, contacts and topology kept (the mass
     does not change when a limb bends).
 
