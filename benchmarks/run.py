@@ -666,7 +666,10 @@ class Engine:
         self.solver = importlib.import_module("tetrig_addon.solver")
         self.backend = importlib.import_module("tetrig_addon.solver.backend")
         self.cage = importlib.import_module("tetrig_addon.cage")
-        self.binding = importlib.import_module("tetrig_addon.binding")
+        try:  # the cage package; a revision from before it (``--rev``) has the flat module
+            self.binding = importlib.import_module("tetrig_addon.cage.binding")
+        except ModuleNotFoundError:
+            self.binding = importlib.import_module("tetrig_addon.binding")
         self.errors = importlib.import_module("tetrig_addon.errors")
         self.scenes = importlib.import_module("engine_scenes")
         self.conftest = importlib.import_module("conftest")

@@ -210,7 +210,7 @@ def part_tetrig(sizes: tuple[Size, ...]) -> dict:
     from_cache = backend.cache_filled()  # the marker exists before the load only if a run left it
     backend.warm_up()
     kernel_wait_s = time.perf_counter() - t0
-    for other in ("tetrig_addon.jiggle.backend", "tetrig_addon.quality_backend"):
+    for other in ("tetrig_addon.jiggle.backend", "tetrig_addon.quality.backend"):
         importlib.import_module(f"{name}.{other}").warm_up()  # their loads would share the cores
     surface = importlib.import_module(f"{name}.tetrig_addon.surface")
     solver = importlib.import_module(f"{name}.tetrig_addon.solver")

@@ -15,8 +15,7 @@ import bpy
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
-from ...tetrig_addon.binding import bind
-from ...tetrig_addon.cage import METHOD_FIT, build_cage
+from ...tetrig_addon.cage import METHOD_FIT, bind, build_cage
 from ..common import binding_store, edits, frames, mesh_io, offset_modifier, points_object, stack
 from ..common.properties import BODY_CAGE, ROLE_CAGE, ROLE_SOURCE, object_settings
 from ..common.rig import check_source, remove
