@@ -15,6 +15,8 @@ import bpy
 import numpy as np
 
 from ...tetrig_addon import solver
+from ...tetrig_addon.body import Control
+from ...tetrig_addon.cage import CageBody
 from ...tetrig_addon.fingerprint import fingerprint
 from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs
 from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
@@ -103,28 +105,22 @@ class CageKind:
                 *((plastic,) if plastic else ()))
 
     @staticmethod
-    def rest(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared,
-             start: scene_inputs.FrameInputs) -> solver.State:
-        state = solver.rest_state(prepared.model)
-        if prepared.follow is None:
-            return state
-        posed = posed_world(prepared, start)  # at rest in the start frame's pose
-        return solver.State(posed, np.zeros_like(posed), state.rotations)
+    def body(prepared: Prepared, key: tuple) -> CageBody:
+        # a body about to step waits for the compiled solver when that is worth it
+        compiled_solver.wait_for_kernel()
+        return CageBody(prepared.model, key[1], key[4] if len(key) > 4 else None)
 
     @staticmethod
-    def step(prepared: Prepared, key: tuple, state: solver.State, begin: scene_inputs.FrameInputs,
-             end: scene_inputs.FrameInputs) -> solver.State:
+    def control(prepared: Prepared, key: tuple, begin: scene_inputs.FrameInputs,
+                end: scene_inputs.FrameInputs) -> Control:
         settings, dt = key[1], key[2]
-        plastic = key[4] if len(key) > 4 else None
-        compiled_solver.wait_for_kernel()
-        cage, goals = prepared.model, None
-        if prepared.follow is not None:
+        goals, rest = None, None
+        if prepared.follow is not None:  # a posed mesh: its goals and rest shape are each frame's pose
             goals = (posed_world(prepared, begin), posed_world(prepared, end))
-            cage = solver.with_rest(cage, goals[1])
+            rest = goals[1]
         elif prepared.follows:
             goals = (model.goal_positions(prepared, begin.world), model.goal_positions(prepared, end.world))
-        # the crept rest data (plasticity) ride on the state from frame to frame (State.moved)
-        return solver.step(cage, state, settings, dt, goals=goals, colliders=end.colliders, plastic=plastic)
+        return Control(dt, settings.gravity, goals, end.colliders, rest)
 
     @staticmethod
     def unstable(obj: bpy.types.Object, frame: int) -> str:

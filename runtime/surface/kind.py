@@ -19,15 +19,16 @@ Units: the engine works in metres, world space; Blender lengths × the scene's u
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
 from ...tetrig_addon import surface
+from ...tetrig_addon.body import Control
 from ...tetrig_addon.fingerprint import fingerprint
 from ...tetrig_addon.solver import SurfaceMaterial
-from ...tetrig_addon.surface import SurfaceBody, SurfaceState, TearSettings
+from ...tetrig_addon.surface import SurfaceBody, SurfaceSim, SurfaceState, TearSettings
 from ..common import bake_store, binding_store, compiled_solver, edits, frames, mesh_io, scene_inputs, stack
 from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
 from ..common.properties import is_surface, object_settings, plastic_settings
@@ -220,23 +221,20 @@ class SurfaceKind:
         return (prepared.key, *motion)
 
     @staticmethod
-    def rest(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: SurfacePrepared,
-             start: scene_inputs.FrameInputs) -> SurfaceState:
-        state = prepared.body.rest_state()
-        if prepared.posed:  # at rest in the start frame's pose
-            state = replace(state, positions=goal_positions(prepared, start))
-        return state
+    def body(prepared: SurfacePrepared, key: tuple) -> SurfaceSim:
+        _, settings, mat, plastic, tear, _, _ = key
+        # a body about to step waits for the compiled solver when that is worth it
+        compiled_solver.wait_for_kernel()
+        return SurfaceSim(prepared.body, settings, mat, plastic, tear)
 
     @staticmethod
-    def step(prepared: SurfacePrepared, key: tuple, state: SurfaceState, begin: scene_inputs.FrameInputs,
-             end: scene_inputs.FrameInputs) -> SurfaceState:
-        _, settings, mat, plastic, tear, dt, _ = key
-        compiled_solver.wait_for_kernel()
-        goals = None
-        if prepared.follows:
-            goals = (goal_positions(prepared, begin), goal_positions(prepared, end))
-        return prepared.body.advance(state, settings, mat, dt, goals=goals, colliders=end.colliders,
-                                     plastic=plastic, tear=tear)
+    def control(prepared: SurfacePrepared, key: tuple, begin: scene_inputs.FrameInputs,
+                end: scene_inputs.FrameInputs) -> Control:
+        settings, dt = key[1], key[5]
+        goals = (goal_positions(prepared, begin), goal_positions(prepared, end)) if prepared.follows else None
+        # a posed mesh starts at rest in the start frame's pose
+        rest = goal_positions(prepared, end) if prepared.posed else None
+        return Control(dt, settings.gravity, goals, end.colliders, rest)
 
     @staticmethod
     def unstable(obj: bpy.types.Object, frame: int) -> str:
