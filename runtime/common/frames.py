@@ -31,10 +31,9 @@ from . import scene_inputs
 
 P = TypeVar("P")  # a kind's prepared model
 I = TypeVar("I")  # a kind's inputs of one frame
-S = TypeVar("S")  # a kind's state
 
 
-class BodyKind(Protocol[P, I, S]):
+class BodyKind(Protocol[P, I]):
     """How one kind of simulated object is read, stepped and shown (the only part that differs).
 
     Attributes:
@@ -77,12 +76,12 @@ class BodyKind(Protocol[P, I, S]):
 
 
 @dataclass
-class Slot(Generic[P, I, S]):
+class Slot(Generic[P, I]):
     """One simulated object as the driver keeps it between frames."""
 
     kind: str
     prepared: Any = None  # P: the kind's model, with its key
-    cache: FrameCache | None = None  # FrameCache[S]
+    cache: FrameCache | None = None  # of the kind's body's states
     records: dict[int, Any] = field(default_factory=dict)  # frame -> I
     version: int = 0  # changes whenever the records are dropped: part of the cache key
     warning: str = ""  # the last warning, for the panel (``status``)
