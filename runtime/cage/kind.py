@@ -19,9 +19,10 @@ from ...tetrig_addon.body import Control
 from ...tetrig_addon.cage import CageBody
 from ...tetrig_addon.fingerprint import fingerprint
 from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs
-from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
+from ..common.animation import frame_dt, rest_world_matrix
 from ..common.properties import ROLE_SOURCE, is_surface, object_settings
 from ..common.soft_body import StaleBindingError, in_edit_mode, read_input, sim_settings, soft_bodies
+from ..common.soft_kind import SoftBodyKind
 from . import cage_object, model, quality_pass
 from .model import Prepared
 
@@ -59,12 +60,11 @@ def posed_world(prepared: Prepared, inputs: scene_inputs.FrameInputs) -> np.ndar
     return (inputs.posed @ world[:3, :3].T + world[:3, 3]) * prepared.unit_scale
 
 
-class CageKind:
+class CageKind(SoftBodyKind):
     """The cage soft bodies' ``frames.BodyKind``."""
 
     name = "cage"
-    errors: tuple[type[Exception], ...] = (StaleBindingError, scene_inputs.InputsUnavailable, ValueError)
-    keeps_warnings = True  # a warning stays until the body is rebuilt (Build Cage frees it)
+    pose_reader = staticmethod(pose_reader)
 
     @staticmethod
     def owns(obj: bpy.types.Object) -> bool:
@@ -75,27 +75,10 @@ class CageKind:
         return [o for o in soft_bodies(scene) if not is_surface(o)]
 
     @staticmethod
-    def editing(obj: bpy.types.Object) -> bool:
-        return in_edit_mode(obj)
-
-    @staticmethod
     def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
                 slot: frames.Slot) -> Prepared:
         slot.prepared = model.prepare(obj, scene, rest_world_matrix(obj, depsgraph), slot.prepared)
         return slot.prepared
-
-    @staticmethod
-    def read(obj: bpy.types.Object, prepared: Prepared, scene: bpy.types.Scene,
-             depsgraph: bpy.types.Depsgraph) -> scene_inputs.FrameInputs:
-        return scene_inputs.read(obj, scene, depsgraph, pose_reader(prepared))
-
-    @staticmethod
-    def same(a: scene_inputs.FrameInputs, b: scene_inputs.FrameInputs) -> bool:
-        return a.fingerprint == b.fingerprint
-
-    @staticmethod
-    def inputs_animated(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> bool:
-        return prepared.input_animated or scene_inputs.inputs_animated(obj, scene, prepared.follows)
 
     @staticmethod
     def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> tuple:
@@ -122,11 +105,6 @@ class CageKind:
             goals = (model.goal_positions(prepared, begin.world), model.goal_positions(prepared, end.world))
         return Control(dt, settings.gravity, goals, end.colliders, rest)
 
-    @staticmethod
-    def unstable(obj: bpy.types.Object, frame: int) -> str:
-        return (f"{obj.name}: the simulation became unstable at frame {frame} and was frozen there; "
-                "raise Steps per Second or lower the stiffness.")
-
     # What a frame shows, and writing it.
 
     @staticmethod
@@ -136,11 +114,8 @@ class CageKind:
         baked = bake_store.baked_displacements(obj, frame)
         if baked is None:
             return None
-        header = bake_store.source_bake(obj)
-        if header is not None and header.inputs and frame == scene.frame_current:
-            at = (frame - header.frame_start) * scene_inputs.DIGEST_HEX
-            if scene_inputs.motion_digest(inputs, prepared.follows) != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
-                slot.inputs_changed = True
+        if SoftBodyKind.inputs_digest_changed(scene, frame, inputs, prepared.follows, bake_store.source_bake(obj)):
+            slot.inputs_changed = True
         return Shown(baked, inputs.posed)
 
     @staticmethod
@@ -162,29 +137,14 @@ class CageKind:
 
     # The bake (``runtime/bake``): what it stores and how outdated it is.
 
-    @staticmethod
-    def fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, fresh: bool = False) -> str:
+    def fingerprint(self, obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
+                    fresh: bool = False) -> str:
         """The digest a bake made now would store (``model.motion_key``).
 
         Raises:
             TetRigInputError (a ValueError): a setting out of range.
         """
         return fingerprint(model.motion_key(obj, scene, world, fresh))
-
-    @classmethod
-    def bake_status(cls, obj: bpy.types.Object, scene: bpy.types.Scene,
-                    world: np.ndarray | None = None) -> bake_store.BakeStatus | None:
-        """The body's bake and whether it is outdated (``world``: its start-frame world matrix,
-        default the one last recorded), or ``None``."""
-        try:
-            current: str | None = cls.fingerprint(obj, scene, recorded_rest_matrix(obj) if world is None else world)
-        except ValueError:
-            current = None
-        return bake_store.status(obj, current)
-
-    @classmethod
-    def render_message(cls, obj: bpy.types.Object, scene: bpy.types.Scene, prefix: str) -> str:
-        return bake_store.render_message(obj, scene, cls.bake_status(obj, scene), prefix)
 
     @staticmethod
     def bake_rest(obj: bpy.types.Object) -> np.ndarray:
