@@ -19,7 +19,7 @@ figures (the enclosed volume with and without pressure after the landing).
    offsets into the mesh's ``tetrig_offset`` point attribute (``mesh_io.write_attribute``, the
    ``foreach_set`` the cages' write-back uses), ``mesh.update()`` and the depsgraph
    evaluation through TetRig's Geometry Nodes offset modifier, timed apart and added up: the
-   work of a frame of the frame handler (``runtime/surface_sim``), without its bookkeeping (it was
+   work of a frame of the frame handler (``runtime/surface/kind``), without its bookkeeping (it was
    written before that handler existed; the jelly demo times the handler through ``frame_set``). The add-on is registered from this checkout
    (``scripts/_addon_loader.py``, as batch.py does); the kernel's load after registration is
    reported as the cold start (a load from Numba's cache when an earlier run filled it).

@@ -177,7 +177,7 @@ def test_animation_json_holds_the_played_control_points(bpy, addon, tmp_path):
 
 
 def test_the_bake_fingerprint_follows_the_frame_cache_key(bpy, addon):
-    """``simulation.motion_key`` (what a bake's fingerprint digests) must hold every input of the
+    """``cage.model.motion_key`` (what a bake's fingerprint digests) must hold every input of the
     live frame cache's key that is saved with the file; only the cage's session id, which changes
     at every load, and the scene-inputs version (per session) are left out. If this fails, ``_model_key`` changed: update ``motion_key``."""
     from tetrig.runtime.common import frames, animation, properties

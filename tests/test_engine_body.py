@@ -79,7 +79,7 @@ def test_a_cage_body_steps_as_solver_step():
 
 def test_a_posed_cage_body_rests_in_its_pose_and_steps_with_it():
     """A posed cage (``Control.rest``): the start frame at rest in its pose, each frame's rest
-    shape through ``solver.with_rest``, as ``runtime/simulation.py`` steps it."""
+    shape through ``solver.with_rest``, as the Blender layer (``runtime/cage/kind.py``) steps it."""
     model, _ = cage_scene()
     settings = solver.SimSettings().validated()
     poses = [moving_goals(model.rest_positions, f)[0] * (1.0 + 0.01 * f) for f in range(FRAMES + 1)]

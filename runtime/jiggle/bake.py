@@ -1,4 +1,4 @@
-"""Baking jiggle rigs: into the .blend (``jiggle_bake_store``), and into an Action for exporters.
+"""Baking jiggle rigs: into the .blend (``bake_store``), and into an Action for exporters.
 
 *Bake* stores what live playback shows, frame by frame, from the same frame cache
 (``kind.state_at``), so a baked frame equals the live one exactly (float64). *Bake to Action*
