@@ -18,7 +18,9 @@ version: ``scene.frame_set(f)``, the version's per-frame update (the working tre
 ``runtime.scene.update``; e0025aa's ``simulation.update_scene`` then ``jiggle_sim.update_scene``) and
 the depsgraph's evaluation of what it wrote. Frames 2..``--frames`` are played in order, the two
 versions alternating which goes first; the compiled kernels are loaded before the first frame. The
-table gives each version's median per frame and the ratio new/old.
+table gives each version's median per frame, the median of the per-frame ratios new/old (each pair
+timed back to back, so a load that comes and goes hits both alike), and how alike the two
+versions' last frames are (they must be the same).
 """
 
 from __future__ import annotations
@@ -132,6 +134,26 @@ def timed_frame(bpy: Any, scene: Any, frame: int, update: Callable[[Any, Any], N
     return time.perf_counter() - t0
 
 
+def max_difference(a: Any, b: Any) -> float:
+    """The largest difference between what two scenes built alike show: their meshes' evaluated
+    vertices [m] and their armatures' evaluated bone matrices."""
+    worst = 0.0
+    for obj_a, obj_b in zip(sorted(a.objects, key=lambda o: o.type), sorted(b.objects, key=lambda o: o.type)):
+        if obj_a.type == "MESH" and obj_a.tetrig.role == "SOURCE":
+            shown = []
+            for obj, scene in ((obj_a, a), (obj_b, b)):
+                ev = obj.evaluated_get(scene.view_layers[0].depsgraph)
+                co = np.empty(len(ev.data.vertices) * 3)
+                ev.data.vertices.foreach_get("co", co)
+                shown.append(co)
+            worst = max(worst, float(np.abs(shown[0] - shown[1]).max()))
+        elif obj_a.type == "ARMATURE":
+            poses = [np.array([np.array(pb.matrix) for pb in obj.evaluated_get(scene.view_layers[0].depsgraph).pose.bones])
+                     for obj, scene in ((obj_a, a), (obj_b, b))]
+            worst = max(worst, float(np.abs(poses[0] - poses[1]).max()))
+    return worst
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rev", default="e0025aa", help="the older version (default e0025aa)")
@@ -173,14 +195,21 @@ def main() -> int:
             for label in order:
                 times[label].append(timed_frame(bpy, scenes[label], frame, updates[label]))
         medians = {label: statistics.median(t) * 1000 for label, t in times.items()}
-        rows.append((case, medians["new"], medians["old"], medians["new"] / medians["old"]))
-        print(f"{case}: new {medians['new']:.2f} ms, {short} {medians['old']:.2f} ms, ratio {rows[-1][3]:.3f}",
-              flush=True)
+        # each frame's pair was timed back to back: the median of their ratios cancels the load's drift
+        paired = statistics.median(n / o for n, o in zip(times["new"], times["old"]))
+        difference = max_difference(scenes["new"], scenes["old"])
+        rows.append((case, medians["new"], medians["old"], paired, difference))
+        print(f"{case}: new {medians['new']:.2f} ms, {short} {medians['old']:.2f} ms, paired ratio {paired:.3f}; "
+              f"the two show the same to {difference:.1e}", flush=True)
     lines = [f"# Per-frame cost in Blender: the working tree against {short}, one process, alternating",
-             "", f"`benchmarks/frame_ab.py --rev {args.rev} --frames {args.frames}`; medians of frames 2-{args.frames}.",
-             "", f"| scene | working tree (ms/frame) | {short} (ms/frame) | ratio |", "|---|---|---|---|"]
+             "", f"`benchmarks/frame_ab.py --rev {args.rev} --frames {args.frames}`; medians of frames 2-{args.frames}; "
+             "the ratio is the median of the frames' new/old ratios (each pair timed back to back); "
+             "the last column: the largest difference [m, or bone-matrix entry] between what the two versions "
+             "show at the last frame.",
+             "", f"| scene | working tree (ms/frame) | {short} (ms/frame) | ratio | shown alike to |",
+             "|---|---|---|---|---|"]
     names = {"bunny": "bunny (34,834 vertices, default Fit cage, Ground)", "rig": "100-bone jiggle rig"}
-    lines += [f"| {names[c]} | {n:.2f} | {o:.2f} | {r:.3f} |" for c, n, o, r in rows]
+    lines += [f"| {names[c]} | {n:.2f} | {o:.2f} | {r:.3f} | {d:.1e} |" for c, n, o, r, d in rows]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("wrote", args.out)
     return 0

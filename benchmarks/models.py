@@ -28,8 +28,7 @@ from conftest import obj_vertices  # noqa: E402
 from test_engine_goals_colliders import uv_sphere  # noqa: E402
 
 from tetrig_addon import colliders, solver  # noqa: E402
-from tetrig_addon.binding import bind  # noqa: E402
-from tetrig_addon.cage import build_cage  # noqa: E402
+from tetrig_addon.cage import bind, build_cage  # noqa: E402
 from tetrig_addon.solver import backend  # noqa: E402
 
 FPS = 24

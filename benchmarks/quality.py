@@ -31,7 +31,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from test_engine_quality import MATERIALS, bunny_rig, landing_frames, measures  # noqa: E402
 
-from tetrig_addon import quality, quality_backend  # noqa: E402
+from tetrig_addon import quality  # noqa: E402
+from tetrig_addon.quality import backend as quality_backend  # noqa: E402
 
 BUDGET_MS_PER_100K = 7.0  # seed 003: 7 ms for 100k vertices (60 fps)
 TYPICAL_FRAME = 10

@@ -281,8 +281,17 @@ class Addon:
         name = self.package.__name__
         self.solver = importlib.import_module(f"{name}.tetrig_addon.solver")
         self.backend = importlib.import_module(f"{name}.tetrig_addon.solver.backend")
-        self.simulation = importlib.import_module(f"{name}.runtime.cage.simulation")
-        self.compiled_solver = importlib.import_module(f"{name}.runtime.common.compiled_solver")
+        try:  # the Blender layer in folders (runtime/common, runtime/cage: since the scene driver)
+            soft_body = importlib.import_module(f"{name}.runtime.common.soft_body")
+            cage_kind = importlib.import_module(f"{name}.runtime.cage.kind")
+            self.sim_settings = soft_body.sim_settings
+            self.write_back = cage_kind.KIND.preview  # the cage's write-back of control-point displacements
+            self.compiled_solver = importlib.import_module(f"{name}.runtime.common.compiled_solver")
+        except ModuleNotFoundError:  # an older revision (--rev): one flat runtime/
+            simulation = importlib.import_module(f"{name}.runtime.simulation")
+            self.sim_settings = simulation.sim_settings
+            self.write_back = simulation.write_back
+            self.compiled_solver = importlib.import_module(f"{name}.runtime.compiled_solver")
 
 
 @contextmanager
@@ -434,7 +443,7 @@ def bind_and_save(ws: Workspace, mesh: Path, out: dict) -> tuple[Any, Any]:
         raise RuntimeError(f"tetrig.build_cage returned {result}")
     cage = obj.tetrig.cage
     out["cage_tets"], out["cage_points"] = len(cage.data.polygons), len(cage.data.vertices)
-    out["substeps"] = addon.simulation.sim_settings(obj, bpy.context.scene).substeps
+    out["substeps"] = addon.sim_settings(obj, bpy.context.scene).substeps
     bpy.context.scene.frame_set(1)
     bpy.ops.wm.save_as_mainfile(filepath=str(ws.blend), copy=True)
     return addon, obj
@@ -477,7 +486,7 @@ def part_blender_tetrig(ws: Workspace, mesh: Path, cfg: Config) -> dict:
     for k in range(cfg.writeback_repeats):
         wiggle = 1.0 + 1e-3 * (k % 7)
         t0 = time.perf_counter()
-        addon.simulation.write_back(obj, disp * wiggle)
+        addon.write_back(obj, disp * wiggle)
         t1 = time.perf_counter()
         evaluate(obj)
         t2 = time.perf_counter()
@@ -657,7 +666,10 @@ class Engine:
         self.solver = importlib.import_module("tetrig_addon.solver")
         self.backend = importlib.import_module("tetrig_addon.solver.backend")
         self.cage = importlib.import_module("tetrig_addon.cage")
-        self.binding = importlib.import_module("tetrig_addon.binding")
+        try:  # the cage package; a revision from before it (``--rev``) has the flat module
+            self.binding = importlib.import_module("tetrig_addon.cage.binding")
+        except ModuleNotFoundError:
+            self.binding = importlib.import_module("tetrig_addon.binding")
         self.errors = importlib.import_module("tetrig_addon.errors")
         self.scenes = importlib.import_module("engine_scenes")
         self.conftest = importlib.import_module("conftest")
@@ -1028,7 +1040,7 @@ def cold_section(cold: dict[str, list[dict]]) -> tuple[str, list[str], list[list
         "there frames never wait for a compile (the NumPy reference steps them meanwhile), only for a "
         "load from a cache an earlier load filled (backend.cache_filled), at most "
         "backend.CACHED_LOAD_WAIT_S after it began. "
-        "The cache folder is runtime/compiled_solver.cache_dir() under a per-run temporary directory "
+        "The cache folder is runtime/common/compiled_solver.cache_dir() under a per-run temporary directory "
         "(tempfile.tempdir patched in the subprocess): (a) a new empty one per run, (b) one filled by an "
         "earlier process. 'Kernel ready' is when backend.kernel_ready() turned true (polled every 5 ms); "
         "until then frames use the NumPy reference. (c) loads the add-on the way scripts/batch.py and "

@@ -17,9 +17,9 @@ figures (the enclosed volume with and without pressure after the landing).
 1. TetRig: ``SurfaceBody.advance`` per frame (the compiled kernel, loaded before the first frame
    and stepped once from rest before timing), then the write-back of that frame: float32 [V, 3]
    offsets into the mesh's ``tetrig_offset`` point attribute (``mesh_io.write_attribute``, the
-   ``foreach_set`` the cages' ``simulation.write_back`` uses), ``mesh.update()`` and the depsgraph
+   ``foreach_set`` the cages' write-back uses), ``mesh.update()`` and the depsgraph
    evaluation through TetRig's Geometry Nodes offset modifier, timed apart and added up: the
-   work of a frame of the frame handler (``runtime/surface_sim``), without its bookkeeping (it was
+   work of a frame of the frame handler (``runtime/surface/kind``), without its bookkeeping (it was
    written before that handler existed; the jelly demo times the handler through ``frame_set``). The add-on is registered from this checkout
    (``scripts/_addon_loader.py``, as batch.py does); the kernel's load after registration is
    reported as the cold start (a load from Numba's cache when an earlier run filled it).
@@ -210,7 +210,7 @@ def part_tetrig(sizes: tuple[Size, ...]) -> dict:
     from_cache = backend.cache_filled()  # the marker exists before the load only if a run left it
     backend.warm_up()
     kernel_wait_s = time.perf_counter() - t0
-    for other in ("tetrig_addon.jiggle.backend", "tetrig_addon.quality_backend"):
+    for other in ("tetrig_addon.jiggle.backend", "tetrig_addon.quality.backend"):
         importlib.import_module(f"{name}.{other}").warm_up()  # their loads would share the cores
     surface = importlib.import_module(f"{name}.tetrig_addon.surface")
     solver = importlib.import_module(f"{name}.tetrig_addon.solver")

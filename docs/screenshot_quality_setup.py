@@ -39,7 +39,7 @@ for f in range(1, IMPACT + 1):
 # where the blend stretches the surface most on this frame (the same place in both pictures)
 from tetrig.runtime.common import frames
 from tetrig.runtime.cage import kind as cage_kind
-from tetrig.tetrig_addon import surface_metrics
+from tetrig.tetrig_addon.quality import metrics as surface_metrics
 edges = np.empty(len(obj.data.edges) * 2, np.int32)
 obj.data.edges.foreach_get("vertices", edges)
 edges = edges.reshape(-1, 2)

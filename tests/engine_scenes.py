@@ -7,8 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from tetrig_addon import colliders, solver
-from tetrig_addon.binding import Binding, bind, blend
-from tetrig_addon.cage import build_cage
+from tetrig_addon.cage import Binding, bind, blend, build_cage
 
 RATE = solver.DEFAULT_STEPS_PER_SECOND
 

@@ -113,8 +113,11 @@ def test_without_a_ui_the_first_frame_waits_for_the_compile(filled_cache) -> Non
 
 
 def test_a_filled_cache_steps_the_first_frame_compiled(bound_blend, filled_cache) -> None:
+    """The frame waits for a load from the filled cache. The wait is bounded (``CACHED_LOAD_WAIT_S``,
+    2 s, see the marker test below); here the bound is raised to 60 s, since on a machine shared
+    with other work the load itself took more than 2 s (measured: 0.4-0.9 s quiet)."""
     tmp, compiled = filled_cache
-    out = first_frame(bound_blend, tmp)
+    out = first_frame(bound_blend, tmp, wait_s=60.0)
     assert out["cache_filled"]
     assert out["line_at_register"] is None  # a load from the cache is not announced as a compile
     assert out["steps"] == ["Numba"], out  # it waited for the load

@@ -119,7 +119,7 @@ def test_baking_a_few_frames_at_a_time_equals_baking_at_once(bpy, addon):
 
 
 def test_pc2_plays_back_in_blenders_mesh_cache_modifier(bpy, addon, tmp_path):
-    from tetrig.tetrig_addon import pc2
+    from tetrig.tetrig_addon.formats import pc2
 
     bpy.ops.mesh.primitive_monkey_add(location=(0.0, 0.0, 1.0))
     obj = bpy.context.active_object
@@ -148,7 +148,7 @@ def test_pc2_plays_back_in_blenders_mesh_cache_modifier(bpy, addon, tmp_path):
 
 def test_animation_json_holds_the_played_control_points(bpy, addon, tmp_path):
     from tetrig.runtime.common import bake_store
-    from tetrig.tetrig_addon import animation_json
+    from tetrig.tetrig_addon.formats import animation_json
 
     obj = ball(bpy)
     scene = bpy.context.scene
@@ -177,7 +177,7 @@ def test_animation_json_holds_the_played_control_points(bpy, addon, tmp_path):
 
 
 def test_the_bake_fingerprint_follows_the_frame_cache_key(bpy, addon):
-    """``simulation.motion_key`` (what a bake's fingerprint digests) must hold every input of the
+    """``cage.model.motion_key`` (what a bake's fingerprint digests) must hold every input of the
     live frame cache's key that is saved with the file; only the cage's session id, which changes
     at every load, and the scene-inputs version (per session) are left out. If this fails, ``_model_key`` changed: update ``motion_key``."""
     from tetrig.runtime.common import frames, animation, properties

@@ -45,7 +45,7 @@ def expected_surface(bpy, obj, displacements, settings=None, quality_on=True, po
     ``fixed``: bool [N], pinned vertices."""
     from tetrig.runtime.cage import export
     from tetrig.tetrig_addon import quality
-    from tetrig.tetrig_addon.binding import blend_matrix
+    from tetrig.tetrig_addon.cage import blend_matrix
 
     mesh = obj.data
     rest = rest_positions(obj).astype(np.float64)
@@ -132,7 +132,7 @@ def test_playback_shows_the_pass_and_a_changed_setting_shows_at_once(bpy, addon)
 
 
 def test_bake_playback_renders_and_every_export_carry_the_pass(bpy, addon, tmp_path):
-    from tetrig.tetrig_addon import animation_json, pc2, seed_json
+    from tetrig.tetrig_addon.formats import animation_json, pc2, seed_json
 
     obj = jelly_ball(bpy)
     scene = bpy.context.scene
@@ -222,7 +222,7 @@ def test_a_posed_mesh_keeps_its_pose_and_is_repaired_against_it(bpy, addon):
     round, and moving a ring's vertices along its edges hardly shrinks it; more Clamp Iterations.)"""
     from test_blender_characters import posed_positions, skinned_body
 
-    from tetrig.tetrig_addon import surface_metrics
+    from tetrig.tetrig_addon.quality import metrics as surface_metrics
 
     scene = bpy.context.scene
     obj, arm, belly, spine = skinned_body(bpy)
@@ -277,7 +277,7 @@ def test_the_bunny_landing_at_5_m_s_with_the_pass_off_and_on(bpy, addon, materia
     is within 1.35× and 0.70× and nothing flips. Jelly: its spikes (3.3×) come down to the limit
     on the impact frame; the seed's 4 + 4 sweeps leave a residue on the frames after (up to 1.54×,
     2 slivers turned over; more Clamp Iterations clear more)."""
-    from tetrig.tetrig_addon import surface_metrics
+    from tetrig.tetrig_addon.quality import metrics as surface_metrics
 
     scene = bpy.context.scene
     scene.frame_end = BUNNY_FRAMES

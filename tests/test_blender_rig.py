@@ -36,7 +36,7 @@ def test_real_mesh_binds_every_vertex_and_reconstructs(bpy, addon, name):
     assert data.vertex_bones.shape == (len(rest), 4) == data.weights.shape
     blended = np.einsum("vk,vkj->vj", data.weights, data.bones_rest[data.vertex_bones])
     assert np.abs(blended - rest).max() <= 1e-5 * diagonal(rest)
-    from tetrig.tetrig_addon.cage import tet_volumes
+    from tetrig.tetrig_addon.geometry import tet_volumes
     assert tet_volumes(data.bones_rest, data.tets).min() > 0.0
     # attributes are POINT-domain and named tetrig_*
     names = {a.name: a.domain for a in obj.data.attributes if a.name.startswith("tetrig_")}
@@ -45,7 +45,7 @@ def test_real_mesh_binds_every_vertex_and_reconstructs(bpy, addon, name):
     # the cage is a visible wire mesh parented to the source, its edges are the tet edges
     cage = obj.tetrig.cage
     assert cage.parent == obj and cage.display_type == "WIRE" and cage.tetrig.source == obj
-    from tetrig.tetrig_addon.cage import unique_edges
+    from tetrig.tetrig_addon.geometry import unique_edges
     edges = np.empty(len(cage.data.edges) * 2, np.int32)
     cage.data.edges.foreach_get("vertices", edges)
     assert np.array_equal(np.unique(np.sort(edges.reshape(-1, 2), 1), axis=0), unique_edges(data.tets))

@@ -528,7 +528,7 @@ def test_a_sheet_drapes_over_a_collision_box(scene):
 
 
 def test_a_surface_bake_s_fingerprint_follows_the_frame_cache_key(scene):
-    """``surface_sim.motion_key`` (the bake's fingerprint) holds every input of the live frame
+    """``surface.kind.motion_key`` (the bake's fingerprint) holds every input of the live frame
     cache's key but the per-session scene-inputs version, with tearing and plasticity on too."""
     import bpy
     from tetrig.runtime.common import frames, animation

@@ -268,15 +268,15 @@ def test_the_build_estimate_is_close_to_the_cage_built(bpy, addon, mesh, resolut
     for a 5.4 s build). The seconds themselves are machine speed: benchmarks/build_estimate.py."""
     from blender_helpers import import_obj
     from tetrig.runtime.cage import build as rig
-    from tetrig.tetrig_addon import cage as engine_cage
+    from tetrig.tetrig_addon.cage import build as engine_build, fit as engine_fit
 
     attempts: list[int] = []
-    for name in ("_build_fit", "_build_once"):
-        def attempt(*args, _real=getattr(engine_cage, name), **kwargs):
+    for module, name in ((engine_fit, "_build_fit"), (engine_build, "build_hull")):
+        def attempt(*args, _real=getattr(module, name), **kwargs):
             made = _real(*args, **kwargs)
             attempts.append(made.tet_count)
             return made
-        monkeypatch.setattr(engine_cage, name, attempt)
+        monkeypatch.setattr(module, name, attempt)
     obj = import_obj(mesh)
     obj.tetrig.resolution, obj.tetrig.max_control_points = resolution, cap
     guess = rig.estimate(obj)

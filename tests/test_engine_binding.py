@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from conftest import diagonal, obj_vertices
 
-from tetrig_addon.binding import bind, blend, blend_matrix, pinned_control_points
-from tetrig_addon.cage import build_cage
+from tetrig_addon.cage import bind, blend, blend_matrix, build_cage, pinned_control_points
 
 
 @pytest.mark.parametrize("name", ["stanford-bunny", "spot", "cow", "teapot", "woody"])
@@ -62,7 +61,7 @@ def test_the_compiled_point_location_finds_the_numpy_rounds_tets(monkeypatch):
     """binding.TetSearch runs the kernel's locate_points when the compiled solver is loaded (as in
     these tests), else its NumPy rounds: the bunny's vertices, and points around it, get the same
     tets, weights and scores from both, also when the search is limited to some of the tets."""
-    import tetrig_addon.binding as binding_module
+    import tetrig_addon.cage.locate as binding_module
     from conftest import obj_triangles
     from tetrig_addon.cage import METHOD_FIT
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from conftest import obj_vertices
 
-from tetrig_addon.cage import (SLIVER_QUALITY, build_cage, tet_quality, tet_volumes, unique_edges,
-                               validate_points)
+from tetrig_addon.cage import SLIVER_QUALITY, build_cage, validate_points
+from tetrig_addon.geometry import tet_quality, tet_volumes, unique_edges
 from tetrig_addon.errors import TetRigInputError
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tetrig_addon import colliders
+from tetrig_addon.colliders import collider as colliders
 from tetrig_addon.colliders import mesh_collider, near, penetration, signed_distance
 from tetrig_addon.errors import TetRigInputError
 

@@ -7,7 +7,7 @@ from engine_scenes import (ball_points, body, box_collider, cube_points, drop_fl
 from test_engine_goals_colliders import dropped_ball
 
 from tetrig_addon import solver
-from tetrig_addon.binding import blend
+from tetrig_addon.cage import blend
 
 FPS = 24
 G = 9.81

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from tetrig_addon import animation_json, pc2
+from tetrig_addon.formats import animation_json, pc2
 from tetrig_addon.errors import TetRigInputError
 from tetrig_addon.fingerprint import fingerprint
 from tetrig_addon.solver import SimSettings

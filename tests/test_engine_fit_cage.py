@@ -7,9 +7,7 @@ from conftest import obj_triangles, obj_vertices
 from engine_scenes import box_collider
 
 from tetrig_addon import solver
-from tetrig_addon.binding import bind, blend
-from tetrig_addon.cage import METHOD_FIT, METHOD_HULL, build_cage
-from tetrig_addon.inside import voxelize
+from tetrig_addon.cage import METHOD_FIT, METHOD_HULL, bind, blend, build_cage, voxelize
 
 
 def box_surface(low, high, per_edge: int = 5) -> tuple[np.ndarray, np.ndarray]:

@@ -5,8 +5,7 @@ import pytest
 from conftest import obj_triangles, obj_vertices
 
 from tetrig_addon import colliders, solver
-from tetrig_addon.binding import bind, blend
-from tetrig_addon.cage import build_cage
+from tetrig_addon.cage import bind, blend, build_cage
 
 FPS = 24
 

@@ -6,7 +6,7 @@ import pytest
 from engine_scenes import body, box_collider, box_polygons, cube_points
 
 from tetrig_addon import solver
-from tetrig_addon.binding import blend
+from tetrig_addon.cage import blend
 from tetrig_addon.errors import TetRigInputError
 from tetrig_addon.solver import plasticity
 from tetrig_addon.surface import SurfaceBody, surface_mesh

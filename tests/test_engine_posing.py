@@ -6,9 +6,7 @@ from conftest import obj_triangles, obj_vertices
 from scipy.spatial.transform import Rotation
 
 from tetrig_addon import solver
-from tetrig_addon.binding import bind, blend
-from tetrig_addon.cage import METHOD_FIT, build_cage
-from tetrig_addon.posing import follow
+from tetrig_addon.cage import METHOD_FIT, bind, blend, build_cage, follow
 
 
 def spot_cage():

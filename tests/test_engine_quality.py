@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from conftest import obj_triangles, obj_vertices
 
-from tetrig_addon import quality, quality_backend, solver
-from tetrig_addon.binding import bind, blend_matrix
-from tetrig_addon.cage import build_cage
+from tetrig_addon import quality, solver
+from tetrig_addon.quality import backend as quality_backend
+from tetrig_addon.cage import bind, blend_matrix, build_cage
 from tetrig_addon.errors import TetRigInputError
-from tetrig_addon.surface_metrics import edge_length_ratios, flipped_triangles, sliver_triangles
+from tetrig_addon.quality.metrics import edge_length_ratios, flipped_triangles, sliver_triangles
 
 SEED = quality.QualitySettings()  # the seed's numbers: 1.35, 0.70, 4 sweeps, 0.45, 2 iterations
 # A clamped edge lands on its limit up to rounding (quality.LIMIT_TOLERANCE).

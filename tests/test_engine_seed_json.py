@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tetrig_addon import seed_json
+from tetrig_addon.formats import seed_json
 from tetrig_addon.errors import TetRigInputError
 
 

@@ -7,8 +7,8 @@ from conftest import obj_vertices
 from tetrig_addon import solver
 from tetrig_addon.solver import edges
 from tetrig_addon.solver.model import build_topology
-from tetrig_addon.binding import bind, blend
-from tetrig_addon.cage import build_cage, tet_volumes
+from tetrig_addon.cage import bind, blend, build_cage
+from tetrig_addon.geometry import tet_volumes
 
 G = 9.81
 

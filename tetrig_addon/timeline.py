@@ -5,31 +5,45 @@ after a jump. Here every frame's state is kept in memory once computed; a reques
 starts from the latest cached frame at or before F (the start frame's rest state at worst) and
 steps forward, caching each frame on the way. Played, jumped to, scrubbed back to, baked or
 rendered, frame F therefore always gets the same numbers.
+
+The cache serves every body kind (``body.Body``): its states need only say whether they are
+finite and give themselves at rest (``FrameState``).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Hashable
-
-import numpy as np
-
-from .solver import State
+from typing import Callable, Generic, Hashable, Protocol, Self, TypeVar
 
 
-class FrameCache:
+class FrameState(Protocol):
+    """What the frame cache asks of a body's state (``solver.State``, ``jiggle.RigState``)."""
+
+    def finite(self) -> bool:
+        """Whether every position and velocity is finite."""
+        ...
+
+    def halted(self) -> Self:
+        """This state with zero velocities (where an unstable simulation freezes)."""
+        ...
+
+
+S = TypeVar("S", bound=FrameState)
+
+
+class FrameCache(Generic[S]):
     """Per-frame states of one simulated object.
 
     Args:
         start_frame: the rest frame (int).
-        rest: the ``State`` at the start frame.
+        rest: the state at the start frame.
         key: anything hashable that identifies the inputs (binding, settings); a cache whose key
             differs from the current one is stale and must be rebuilt.
     """
 
-    def __init__(self, start_frame: int, rest: State, key: Hashable) -> None:
+    def __init__(self, start_frame: int, rest: S, key: Hashable) -> None:
         self.start_frame = int(start_frame)
         self.key = key
-        self._states: dict[int, State] = {self.start_frame: rest}
+        self._states: dict[int, S] = {self.start_frame: rest}
         # First frame whose step was non-finite (and was replaced by the last good state), if any.
         self.first_bad_frame: int | None = None
 
@@ -39,7 +53,7 @@ class FrameCache:
     def cached_frames(self) -> list[int]:
         return sorted(self._states)
 
-    def state_at(self, frame: int, advance: Callable[[State, int], State]) -> State:
+    def state_at(self, frame: int, advance: Callable[[S, int], S]) -> S:
         """The state at ``frame``, stepping forward from the nearest earlier cached frame.
 
         Args:
@@ -47,11 +61,11 @@ class FrameCache:
             advance: ``advance(state, f)`` returns the state at frame f + 1 from the one at f.
 
         Returns:
-            The ``State`` at ``frame`` (the cached object: callers must not modify it).
+            The state at ``frame`` (the cached object: callers must not modify it).
 
-        If ``advance`` produces a non-finite state, stepping stops there: that frame and all later
-        ones repeat the last finite state (the object freezes rather than exploding), and
-        ``first_bad_frame`` records where it happened.
+        If ``advance`` produces a state that is not finite, stepping stops there: that frame and
+        all later ones repeat the last finite state, halted (the object freezes rather than
+        exploding), and ``first_bad_frame`` records where it happened.
         """
         frame = max(int(frame), self.start_frame)
         if frame in self._states:
@@ -60,8 +74,8 @@ class FrameCache:
         state = self._states[base]
         for f in range(base, frame):
             nxt = advance(state, f)
-            if not (np.all(np.isfinite(nxt.positions)) and np.all(np.isfinite(nxt.velocities))):
-                nxt = state.moved(state.positions, np.zeros_like(state.velocities), state.rotations)
+            if not nxt.finite():
+                nxt = state.halted()
                 self.first_bad_frame = f + 1 if self.first_bad_frame is None else self.first_bad_frame
             self._states[f + 1] = nxt
             state = nxt

@@ -12,7 +12,7 @@ import os
 import bpy
 import numpy as np
 
-from ...tetrig_addon import animation_json, pc2
+from ...tetrig_addon.formats import animation_json, pc2
 from ..common import bake_store, binding_store, frames, mesh_io, stack
 from ..common.soft_body import StaleBindingError
 from . import export, model, quality_pass

@@ -15,10 +15,9 @@ import bpy
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
-from ...tetrig_addon.binding import bind
-from ...tetrig_addon.cage import FIT_MIN_SOLID_SHARE, FIT_VOXELS_PER_SPACING, METHOD_FIT, build_cage
+from ...tetrig_addon.cage import METHOD_FIT, bind, build_cage, voxelize
+from ...tetrig_addon.cage.fit import FIT_MIN_SOLID_SHARE, FIT_VOXELS_PER_SPACING
 from ...tetrig_addon.errors import TetRigInputError
-from ...tetrig_addon.inside import voxelize
 from ..common import binding_store, edits, frames, mesh_io, offset_modifier, points_object, stack
 from ..common.properties import BODY_CAGE, ROLE_CAGE, ROLE_SOURCE, object_settings
 from ..common.rig import check_source, remove

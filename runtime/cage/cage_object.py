@@ -18,7 +18,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ...tetrig_addon.cage import Cage, unique_edges
+from ...tetrig_addon.cage import Cage
+from ...tetrig_addon.geometry import unique_edges
 from ..common import mesh_io
 from ..common.properties import show_cage
 

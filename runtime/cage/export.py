@@ -8,7 +8,7 @@ import tempfile
 import bpy
 import numpy as np
 
-from ...tetrig_addon import seed_json
+from ...tetrig_addon.formats import seed_json
 from ..common.properties import object_settings
 from ..common import binding_store
 from ..common.soft_body import StaleBindingError

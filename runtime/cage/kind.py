@@ -15,12 +15,15 @@ import bpy
 import numpy as np
 
 from ...tetrig_addon import solver
+from ...tetrig_addon.body import Control
+from ...tetrig_addon.cage import CageBody
 from ...tetrig_addon.fingerprint import fingerprint
 from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs
-from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
+from ..common.animation import frame_dt, rest_world_matrix
 from ..common.properties import ROLE_SOURCE, is_surface, object_settings
 from ..common.soft_body import (StaleBindingError, in_edit_mode, others_sharing, read_input, sim_settings,
                                 soft_bodies)
+from ..common.soft_kind import SoftBodyKind
 from . import cage_object, instances, model, quality_pass
 from .model import Prepared
 
@@ -58,12 +61,11 @@ def posed_world(prepared: Prepared, inputs: scene_inputs.FrameInputs) -> np.ndar
     return (inputs.posed @ world[:3, :3].T + world[:3, 3]) * prepared.unit_scale
 
 
-class CageKind:
+class CageKind(SoftBodyKind):
     """The cage soft bodies' ``frames.BodyKind``."""
 
     name = "cage"
-    errors: tuple[type[Exception], ...] = (StaleBindingError, scene_inputs.InputsUnavailable, ValueError)
-    keeps_warnings = True  # a warning stays until the body is rebuilt (Build Cage frees it)
+    pose_reader = staticmethod(pose_reader)
 
     @staticmethod
     def owns(obj: bpy.types.Object) -> bool:
@@ -72,10 +74,6 @@ class CageKind:
     @staticmethod
     def objects(scene: bpy.types.Scene) -> list[bpy.types.Object]:
         return [o for o in soft_bodies(scene) if not is_surface(o)]
-
-    @staticmethod
-    def editing(obj: bpy.types.Object) -> bool:
-        return in_edit_mode(obj)
 
     @staticmethod
     def objects_changed(scene: bpy.types.Scene) -> bool:
@@ -96,19 +94,6 @@ class CageKind:
         return slot.prepared
 
     @staticmethod
-    def read(obj: bpy.types.Object, prepared: Prepared, scene: bpy.types.Scene,
-             depsgraph: bpy.types.Depsgraph) -> scene_inputs.FrameInputs:
-        return scene_inputs.read(obj, scene, depsgraph, pose_reader(prepared))
-
-    @staticmethod
-    def same(a: scene_inputs.FrameInputs, b: scene_inputs.FrameInputs) -> bool:
-        return a.fingerprint == b.fingerprint
-
-    @staticmethod
-    def inputs_animated(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> bool:
-        return prepared.input_animated or scene_inputs.inputs_animated(obj, scene, prepared.follows)
-
-    @staticmethod
     def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> tuple:
         # in model.motion_key's order (the bake's fingerprint): plasticity only when on
         plastic = model.cage_plasticity(obj, prepared)
@@ -116,33 +101,22 @@ class CageKind:
                 *((plastic,) if plastic else ()))
 
     @staticmethod
-    def rest(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared,
-             start: scene_inputs.FrameInputs) -> solver.State:
-        state = solver.rest_state(prepared.model)
-        if prepared.follow is None:
-            return state
-        posed = posed_world(prepared, start)  # at rest in the start frame's pose
-        return solver.State(posed, np.zeros_like(posed), state.rotations)
+    def body(prepared: Prepared, key: tuple) -> CageBody:
+        # a body about to step waits for the compiled solver when that is worth it
+        compiled_solver.wait_for_kernel()
+        return CageBody(prepared.model, key[1], key[4] if len(key) > 4 else None)
 
     @staticmethod
-    def step(prepared: Prepared, key: tuple, state: solver.State, begin: scene_inputs.FrameInputs,
-             end: scene_inputs.FrameInputs) -> solver.State:
+    def control(prepared: Prepared, key: tuple, begin: scene_inputs.FrameInputs,
+                end: scene_inputs.FrameInputs) -> Control:
         settings, dt = key[1], key[2]
-        plastic = key[4] if len(key) > 4 else None
-        compiled_solver.wait_for_kernel()
-        cage, goals = prepared.model, None
-        if prepared.follow is not None:
+        goals, rest = None, None
+        if prepared.follow is not None:  # a posed mesh: its goals and rest shape are each frame's pose
             goals = (posed_world(prepared, begin), posed_world(prepared, end))
-            cage = solver.with_rest(cage, goals[1])
+            rest = goals[1]
         elif prepared.follows:
             goals = (model.goal_positions(prepared, begin.world), model.goal_positions(prepared, end.world))
-        # the crept rest data (plasticity) ride on the state from frame to frame (State.moved)
-        return solver.step(cage, state, settings, dt, goals=goals, colliders=end.colliders, plastic=plastic)
-
-    @staticmethod
-    def unstable(obj: bpy.types.Object, frame: int) -> str:
-        return (f"{obj.name}: the simulation became unstable at frame {frame} and was frozen there; "
-                "raise Steps per Second or lower the stiffness.")
+        return Control(dt, settings.gravity, goals, end.colliders, rest)
 
     # What a frame shows, and writing it.
 
@@ -153,11 +127,8 @@ class CageKind:
         baked = bake_store.baked_displacements(obj, frame)
         if baked is None:
             return None
-        header = bake_store.source_bake(obj)
-        if header is not None and header.inputs and frame == scene.frame_current and not scene.frame_subframe:
-            at = (frame - header.frame_start) * scene_inputs.DIGEST_HEX
-            if scene_inputs.motion_digest(inputs, prepared.follows) != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
-                slot.inputs_changed = True
+        if SoftBodyKind.inputs_digest_changed(scene, frame, inputs, prepared.follows, bake_store.source_bake(obj)):
+            slot.inputs_changed = True
         return Shown(baked, inputs.posed)
 
     @staticmethod
@@ -186,29 +157,14 @@ class CageKind:
 
     # The bake (``runtime/bake``): what it stores and how outdated it is.
 
-    @staticmethod
-    def fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, fresh: bool = False) -> str:
+    def fingerprint(self, obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
+                    fresh: bool = False) -> str:
         """The digest a bake made now would store (``model.motion_key``).
 
         Raises:
             TetRigInputError (a ValueError): a setting out of range.
         """
         return fingerprint(model.motion_key(obj, scene, world, fresh))
-
-    @classmethod
-    def bake_status(cls, obj: bpy.types.Object, scene: bpy.types.Scene,
-                    world: np.ndarray | None = None) -> bake_store.BakeStatus | None:
-        """The body's bake and whether it is outdated (``world``: its start-frame world matrix,
-        default the one last recorded), or ``None``."""
-        try:
-            current: str | None = cls.fingerprint(obj, scene, recorded_rest_matrix(obj) if world is None else world)
-        except ValueError:
-            current = None
-        return bake_store.status(obj, current)
-
-    @classmethod
-    def render_message(cls, obj: bpy.types.Object, scene: bpy.types.Scene, prefix: str) -> str:
-        return bake_store.render_message(obj, scene, cls.bake_status(obj, scene), prefix)
 
     @staticmethod
     def bake_rest(obj: bpy.types.Object) -> np.ndarray:

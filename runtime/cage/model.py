@@ -13,8 +13,8 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ...tetrig_addon import posing, solver
-from ...tetrig_addon.binding import blend, blend_matrix, control_point_goal_weights, pinned_control_points
+from ...tetrig_addon import solver
+from ...tetrig_addon.cage import blend, blend_matrix, control_point_goal_weights, pinned_control_points, posing
 from ...tetrig_addon.solver.plasticity import PlasticSettings
 from ..common import binding_store, edits, mesh_io, stack
 from ..common.animation import frame_dt

@@ -26,7 +26,8 @@ from typing import Any, Protocol
 import bpy
 import numpy as np
 
-from ...tetrig_addon import quality, quality_backend
+from ...tetrig_addon import quality
+from ...tetrig_addon.quality import backend as quality_backend
 from ..common import binding_store, mesh_io
 from ..common.properties import object_settings
 

@@ -10,7 +10,7 @@ it; it shows under the add-on's own ``tetrig`` group only with Developer Extras 
 - ``bind_id`` (str): the soft body's binding id when baked (a new Build Cage makes a new cage
   anyway, so this only guards against a cage that was reassigned by hand);
 - ``fingerprint`` (str): digest of everything the motion depended on
-  (``simulation.motion_key``); another current value means the bake is *outdated*;
+  (the kind's ``motion_key``: ``cage/model``, ``surface/kind``); another current value means the bake is *outdated*;
 - ``inputs`` (str, optional): ``scene_inputs.DIGEST_HEX`` hex digits per frame, what the motion
   took from the scene at that frame (``scene_inputs.motion_digest``: the animated world matrix it
   follows, the colliders); playback compares each shown frame's with it to tell a bake outdated

@@ -25,15 +25,15 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import bpy
 
+from ...tetrig_addon.body import Body, Control
 from ...tetrig_addon.timeline import FrameCache
 from . import redraw, scene_inputs
 
 P = TypeVar("P")  # a kind's prepared model
 I = TypeVar("I")  # a kind's inputs of one frame
-S = TypeVar("S")  # a kind's state
 
 
-class BodyKind(Protocol[P, I, S]):
+class BodyKind(Protocol[P, I]):
     """How one kind of simulated object is read, stepped and shown (the only part that differs).
 
     Attributes:
@@ -63,11 +63,13 @@ class BodyKind(Protocol[P, I, S]):
         """Everything the frames depend on besides the inputs: the frame cache's key is this
         followed by the slot's version (which counts this session's drops of recorded inputs)."""
 
-    def rest(self, obj: bpy.types.Object, scene: bpy.types.Scene, prepared: P, start: I) -> S:
-        """The state at the start frame, given its inputs."""
+    def body(self, prepared: P, key: tuple) -> Body:
+        """The engine's body (``tetrig_addon.body.Body``) of the model with the settings of the
+        motion key: what steps the frames."""
 
-    def step(self, prepared: P, key: tuple, state: S, begin: I, end: I) -> S:
-        """The state at F + 1 from the one at F and both frames' inputs."""
+    def control(self, prepared: P, key: tuple, begin: I, end: I) -> Control:
+        """The ``tetrig_addon.body.Control`` of the step from a frame read as ``begin`` to the next
+        read as ``end`` (for the start frame's rest state: its inputs twice)."""
 
     def unstable(self, obj: bpy.types.Object, frame: int) -> str:
         """The warning when the steps went non-finite at ``frame``."""
@@ -80,12 +82,12 @@ class BodyKind(Protocol[P, I, S]):
 
 
 @dataclass
-class Slot(Generic[P, I, S]):
+class Slot(Generic[P, I]):
     """One simulated object as the driver keeps it between frames."""
 
     kind: str
     prepared: Any = None  # P: the kind's model, with its key
-    cache: FrameCache | None = None  # FrameCache[S]
+    cache: FrameCache | None = None  # of the kind's body's states
     records: dict[int, Any] = field(default_factory=dict)  # frame -> I
     version: int = 0  # changes whenever the records are dropped: part of the cache key
     warning: str = ""  # the last warning, for the panel (``status``)
@@ -247,14 +249,17 @@ def state(kind: BodyKind, slot_: Slot, obj: bpy.types.Object, scene: bpy.types.S
     """
     motion = kind.motion_key(obj, scene, prepared)
     key = (*motion, slot_.version)  # flat: a bake's fingerprint digests the same parts but the version
+    body = kind.body(prepared, motion)
     cache = slot_.cache
     if cache is None or cache.key != key:
         start = inputs(kind, slot_, obj, scene, prepared, scene.frame_start)
-        cache = slot_.cache = FrameCache(scene.frame_start, kind.rest(obj, scene, prepared, start), key)
+        cache = slot_.cache = FrameCache(scene.frame_start, body.rest_state(kind.control(prepared, motion, start, start)),
+                                         key)
 
     def step(state_: Any, f: int) -> Any:
         begin = inputs(kind, slot_, obj, scene, prepared, f)
-        return kind.step(prepared, motion, state_, begin, inputs(kind, slot_, obj, scene, prepared, f + 1))
+        end = inputs(kind, slot_, obj, scene, prepared, f + 1)
+        return body.step(state_, kind.control(prepared, motion, begin, end))
 
     result = cache.state_at(frame, step)
     if cache.first_bad_frame is not None and not slot_.warning:

@@ -1,4 +1,4 @@
-"""Baking jiggle rigs: into the .blend (``jiggle_bake_store``), and into an Action for exporters.
+"""Baking jiggle rigs: into the .blend (``bake_store``), and into an Action for exporters.
 
 *Bake* stores what live playback shows, frame by frame, from the same frame cache
 (``kind.state_at``), so a baked frame equals the live one exactly (float64). *Bake to Action*
@@ -17,7 +17,6 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix
 
-from ...tetrig_addon import jiggle
 from ...tetrig_addon.errors import TetRigInputError
 from ...tetrig_addon.fingerprint import fingerprint
 from ..common import frames, scene_inputs
@@ -87,7 +86,7 @@ def bake(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Dep
         turns = np.empty((last - first + 1, prepared.model.bone_count, 3, 3))
         for i, f in enumerate(range(first, last + 1)):
             _, state, pose = rig_kind.state_at(obj, scene, f, depsgraph)
-            turns[i] = jiggle.shown(prepared.model, state, pose)[0][:, :3, :3]
+            turns[i] = rig_kind.KIND.shown(obj, scene, prepared, state, pose)
             if progress is not None:
                 progress(obj.name, f, last)
     except (TetRigInputError, scene_inputs.InputsUnavailable, ValueError) as exc:

@@ -6,7 +6,7 @@ Properties panel never lists it):
 - ``version`` (int): ``FORMAT_VERSION``;
 - ``frame_start``, ``frame_end`` (int): the baked frames, inclusive;
 - ``bones`` (str): the jiggle bones' names when baked, one a line, in the stored order;
-- ``fingerprint`` (str): digest of what the motion depended on (``jiggle_sim.motion_key``);
+- ``fingerprint`` (str): digest of what the motion depended on (``kind.motion_key``);
   another current value means the bake is *outdated* (it still plays, as a soft body's bake does);
 - ``turns`` (float64 array, F·n·9): what each bone's jiggle constraint applies, frame after
   frame, bone after bone, a 3×3 matrix row by row.

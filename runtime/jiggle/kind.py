@@ -16,7 +16,9 @@ import numpy as np
 from mathutils import Matrix
 
 from ...tetrig_addon import jiggle
+from ...tetrig_addon.body import Control
 from ...tetrig_addon.errors import TetRigInputError
+from ...tetrig_addon.jiggle import RigBody, RigState
 from ...tetrig_addon.fingerprint import fingerprint
 from ..common import frames, scene_inputs
 from ..common.animation import frame_dt
@@ -192,14 +194,13 @@ class JiggleKind:
         return motion_key(obj, scene, prepared)
 
     @staticmethod
-    def rest(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared,
-             start: jiggle.FramePose) -> jiggle.ChainState:
-        return jiggle.rest_state(prepared.model, start)
+    def body(prepared: Prepared, key: tuple) -> RigBody:
+        return RigBody(prepared.model, key[1])
 
     @staticmethod
-    def step(prepared: Prepared, key: tuple, state: jiggle.ChainState, begin: jiggle.FramePose,
-             end: jiggle.FramePose) -> jiggle.ChainState:
-        return jiggle.step(prepared.model, state, begin, end, key[1])
+    def control(prepared: Prepared, key: tuple, begin: jiggle.FramePose, end: jiggle.FramePose) -> Control:
+        settings = key[1]
+        return Control(settings.frame_dt, settings.gravity, (begin, end))
 
     @staticmethod
     def unstable(obj: bpy.types.Object, frame: int) -> str:
@@ -214,10 +215,11 @@ class JiggleKind:
         return bake_store.frame(obj, prepared.names, frame)
 
     @staticmethod
-    def shown(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared, state: jiggle.ChainState,
+    def shown(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared, state: RigState,
               pose: jiggle.FramePose) -> np.ndarray:
-        """What each jiggle bone's constraint applies: float64 [n, 3, 3]."""
-        return jiggle.shown(prepared.model, state, pose)[0][:, :3, :3]
+        """What each jiggle bone's constraint applies: float64 [n, 3, 3] (aimed in the state's own
+        pose, which is ``pose``)."""
+        return jiggle.shown(prepared.model, state.chain, state.pose)[0][:, :3, :3]
 
     @staticmethod
     def blend(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
@@ -302,7 +304,7 @@ def show_animation(obj: bpy.types.Object) -> None:
 
 
 def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
-             depsgraph: bpy.types.Depsgraph) -> tuple[Prepared, jiggle.ChainState, jiggle.FramePose]:
+             depsgraph: bpy.types.Depsgraph) -> tuple[Prepared, RigState, jiggle.FramePose]:
     """The simulated state of a rig at ``frame`` and that frame's inputs (bakes).
 
     Raises:

@@ -19,18 +19,20 @@ Units: the engine works in metres, world space; Blender lengths × the scene's u
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
 from ...tetrig_addon import surface
+from ...tetrig_addon.body import Control
 from ...tetrig_addon.fingerprint import fingerprint
 from ...tetrig_addon.solver import SurfaceMaterial
-from ...tetrig_addon.surface import SurfaceBody, SurfaceState, TearSettings
+from ...tetrig_addon.surface import SurfaceBody, SurfaceSim, SurfaceState, TearSettings
 from ..common import bake_store, binding_store, compiled_solver, edits, frames, mesh_io, scene_inputs, stack
-from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
+from ..common.animation import frame_dt, rest_world_matrix
 from ..common.properties import is_surface, object_settings, plastic_settings
+from ..common.soft_kind import SoftBodyKind
 from ..common.soft_body import (PIN_THRESHOLD, StaleBindingError, follows_animation, goal_key,
                                 in_edit_mode, input_group_weights, others_sharing, read_input, sim_settings,
                                 soft_bodies, vertex_goal_weights)
@@ -181,12 +183,11 @@ def goal_positions(prepared: SurfacePrepared, inputs: scene_inputs.FrameInputs) 
     return (local @ world[:3, :3].T + world[:3, 3]) * prepared.unit_scale
 
 
-class SurfaceKind:
+class SurfaceKind(SoftBodyKind):
     """The Surface bodies' ``frames.BodyKind``."""
 
     name = "surface"
-    errors: tuple[type[Exception], ...] = (StaleBindingError, scene_inputs.InputsUnavailable, ValueError)
-    keeps_warnings = True
+    pose_reader = staticmethod(pose_reader)
 
     @staticmethod
     def owns(obj: bpy.types.Object) -> bool:
@@ -197,27 +198,10 @@ class SurfaceKind:
         return [o for o in soft_bodies(scene) if is_surface(o)]
 
     @staticmethod
-    def editing(obj: bpy.types.Object) -> bool:
-        return in_edit_mode(obj)
-
-    @staticmethod
     def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
                 slot: frames.Slot) -> SurfacePrepared:
         slot.prepared = prepare(obj, scene, rest_world_matrix(obj, depsgraph), slot.prepared)
         return slot.prepared
-
-    @staticmethod
-    def read(obj: bpy.types.Object, prepared: SurfacePrepared, scene: bpy.types.Scene,
-             depsgraph: bpy.types.Depsgraph) -> scene_inputs.FrameInputs:
-        return scene_inputs.read(obj, scene, depsgraph, pose_reader(prepared))
-
-    @staticmethod
-    def same(a: scene_inputs.FrameInputs, b: scene_inputs.FrameInputs) -> bool:
-        return a.fingerprint == b.fingerprint
-
-    @staticmethod
-    def inputs_animated(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: SurfacePrepared) -> bool:
-        return prepared.input_animated or scene_inputs.inputs_animated(obj, scene, prepared.follows)
 
     @staticmethod
     def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: SurfacePrepared) -> tuple:
@@ -226,28 +210,20 @@ class SurfaceKind:
         return (prepared.key, *motion)
 
     @staticmethod
-    def rest(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: SurfacePrepared,
-             start: scene_inputs.FrameInputs) -> SurfaceState:
-        state = prepared.body.rest_state()
-        if prepared.posed:  # at rest in the start frame's pose
-            state = replace(state, positions=goal_positions(prepared, start))
-        return state
-
-    @staticmethod
-    def step(prepared: SurfacePrepared, key: tuple, state: SurfaceState, begin: scene_inputs.FrameInputs,
-             end: scene_inputs.FrameInputs) -> SurfaceState:
-        _, settings, mat, plastic, tear, dt, _ = key
+    def body(prepared: SurfacePrepared, key: tuple) -> SurfaceSim:
+        _, settings, mat, plastic, tear, _, _ = key
+        # a body about to step waits for the compiled solver when that is worth it
         compiled_solver.wait_for_kernel()
-        goals = None
-        if prepared.follows:
-            goals = (goal_positions(prepared, begin), goal_positions(prepared, end))
-        return prepared.body.advance(state, settings, mat, dt, goals=goals, colliders=end.colliders,
-                                     plastic=plastic, tear=tear)
+        return SurfaceSim(prepared.body, settings, mat, plastic, tear)
 
     @staticmethod
-    def unstable(obj: bpy.types.Object, frame: int) -> str:
-        return (f"{obj.name}: the simulation became unstable at frame {frame} and was frozen there; "
-                "raise Steps per Second or lower the stiffness.")
+    def control(prepared: SurfacePrepared, key: tuple, begin: scene_inputs.FrameInputs,
+                end: scene_inputs.FrameInputs) -> Control:
+        settings, dt = key[1], key[5]
+        goals = (goal_positions(prepared, begin), goal_positions(prepared, end)) if prepared.follows else None
+        # a posed mesh starts at rest in the start frame's pose
+        rest = goal_positions(prepared, end) if prepared.posed else None
+        return Control(dt, settings.gravity, goals, end.colliders, rest)
 
     # What a frame shows, and writing it.
 
@@ -257,11 +233,8 @@ class SurfaceKind:
         baked = bake_frames.baked_frame(obj, frame)
         if baked is None:
             return None
-        header = bake_store.source_bake(obj)
-        if frame == scene.frame_current and not scene.frame_subframe and header is not None and header.inputs:
-            at = (frame - header.frame_start) * scene_inputs.DIGEST_HEX
-            if scene_inputs.motion_digest(inputs, prepared.follows) != header.inputs[at:at + scene_inputs.DIGEST_HEX]:
-                slot.inputs_changed = True
+        if SoftBodyKind.inputs_digest_changed(scene, frame, inputs, prepared.follows, bake_store.source_bake(obj)):
+            slot.inputs_changed = True
         return baked
 
     @staticmethod
@@ -307,28 +280,14 @@ class SurfaceKind:
 
     # The bake (``runtime/bake``): what it stores and how outdated it is. It lives on the object.
 
-    @staticmethod
-    def fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, fresh: bool = False) -> str:
+    def fingerprint(self, obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
+                    fresh: bool = False) -> str:
         """The digest a bake made now would store (``motion_key``).
 
         Raises:
             TetRigInputError (a ValueError): a setting out of range.
         """
         return fingerprint(motion_key(obj, scene, world, fresh))
-
-    @classmethod
-    def bake_status(cls, obj: bpy.types.Object, scene: bpy.types.Scene,
-                    world: np.ndarray | None = None) -> bake_store.BakeStatus | None:
-        """The body's bake and whether it is outdated, or ``None`` (see ``CageKind.bake_status``)."""
-        try:
-            current: str | None = cls.fingerprint(obj, scene, recorded_rest_matrix(obj) if world is None else world)
-        except ValueError:
-            current = None
-        return bake_store.status(obj, current)
-
-    @classmethod
-    def render_message(cls, obj: bpy.types.Object, scene: bpy.types.Scene, prefix: str) -> str:
-        return bake_store.render_message(obj, scene, cls.bake_status(obj, scene), prefix)
 
     @staticmethod
     def bake_rest(obj: bpy.types.Object) -> np.ndarray:

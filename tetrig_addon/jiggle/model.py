@@ -265,6 +265,14 @@ class ChainState:
     def copy(self) -> "ChainState":
         return ChainState(self.positions.copy(), self.velocities.copy())
 
+    def finite(self) -> bool:
+        """Whether every position and velocity is finite (``timeline.FrameState``)."""
+        return bool(np.all(np.isfinite(self.positions)) and np.all(np.isfinite(self.velocities)))
+
+    def halted(self) -> "ChainState":
+        """The tails where they are, at rest (``timeline.FrameState``)."""
+        return ChainState(self.positions, np.zeros_like(self.velocities))
+
 
 def rig_motion(world0: np.ndarray, world1: np.ndarray, count: int) -> np.ndarray:
     """How the rig object carries points over each of ``count`` equal steps between two frames:

@@ -856,55 +856,12 @@ def project_out(positions, inverse_masses, idx, w, shares, normals, surfaces, de
     return x, True
 
 
-@njit(cache=True)
-def locate_points(verts, lo, cell, dims, start, cell_tets, origin, transform, allowed, tolerance):
-    """``binding.TetSearch.locate``'s search, point by point: the best tet of each vertex among
-    those its grid cell lists and ``allowed`` marks (the first that holds it to ``tolerance``, else
-    the one it is least outside). Same arguments and results as the NumPy rounds there; about ten
-    times faster."""
-    n = verts.shape[0]
-    best_tet = np.zeros(n, dtype=np.int64)
-    best_w = np.zeros((n, 4))
-    best_score = np.full(n, -np.inf)
-    for i in range(n):
-        ix = int(math.floor((verts[i, 0] - lo[0]) / cell))
-        iy = int(math.floor((verts[i, 1] - lo[1]) / cell))
-        iz = int(math.floor((verts[i, 2] - lo[2]) / cell))
-        if ix < 0 or iy < 0 or iz < 0 or ix >= dims[0] or iy >= dims[1] or iz >= dims[2]:
-            continue
-        c = (iz * dims[1] + iy) * dims[0] + ix
-        for k in range(start[c], start[c + 1]):
-            t = cell_tets[k]
-            if not allowed[t]:
-                continue
-            d0, d1, d2 = verts[i, 0] - origin[t, 0], verts[i, 1] - origin[t, 1], verts[i, 2] - origin[t, 2]
-            l0 = transform[t, 0, 0] * d0 + transform[t, 0, 1] * d1 + transform[t, 0, 2] * d2
-            l1 = transform[t, 1, 0] * d0 + transform[t, 1, 1] * d1 + transform[t, 1, 2] * d2
-            l2 = transform[t, 2, 0] * d0 + transform[t, 2, 1] * d1 + transform[t, 2, 2] * d2
-            w0 = 1.0 - (l0 + l1 + l2)
-            score = min(min(w0, l0), min(l1, l2))
-            if score > best_score[i]:
-                best_tet[i] = t
-                best_score[i] = score
-                best_w[i, 0], best_w[i, 1], best_w[i, 2], best_w[i, 3] = w0, l0, l1, l2
-                if score >= tolerance:
-                    break
-    return best_tet, best_w, best_score
-
-
 def warm_up() -> None:
-    """Compile (or load from the cache) every kernel function by stepping a one-tet cage with
-    goals and a ground contact, in each material mode, through the same types real frames use;
-    then decide whether the parallel colour solve pays here (the threading layer Numba loaded)."""
+    """Compile (or load from the cache) what the frames' steps do not reach: the colour solve of
+    the material modes; then decide whether the parallel colour solve pays here (the threading
+    layer Numba loaded). ``backend`` steps a one-tet cage through ``loop.step`` with this module
+    first, which compiles the rest."""
     global _threads_help
-    from .loop import step
-    from .model import build_model, rest_state
-    from .settings import MODES
-    corners = np.array([[0.0, 0.0, 0.1], [1.0, 0.0, 0.1], [0.0, 1.0, 0.1], [0.0, 0.0, 1.1]])
-    model = build_model(corners, np.array([[0, 1, 2, 3]]), goal_weights=np.array([0.0, 0.5, 0.0, 1.0]))
-    for mode in MODES:
-        settings = SimSettings(mode=mode, substeps=2, ground_height=0.0).validated()
-        step(model, rest_state(model), settings, 1.0 / 24.0, compiled=_this_module())
     x = np.zeros((4, 3))
     goal_k = np.zeros(4)
     empty = np.zeros(0, dtype=np.int32)
@@ -916,10 +873,4 @@ def warm_up() -> None:
                            np.zeros(0), False, np.zeros(0), np.zeros(0), bend, gas, 0.0, 0.0, goal_k,
                            np.zeros(4, dtype=np.bool_), 1.0)
     _threads_help = threading_layer() in ("omp", "tbb")
-    locate_points(np.zeros((1, 3)), np.zeros(3), 1.0, np.ones(3, dtype=np.int64), np.array([0, 1]),
-                  np.zeros(1, dtype=np.int64), np.zeros((1, 3)), np.eye(3)[None], np.ones(1, dtype=np.bool_), 0.0)
 
-
-def _this_module():
-    import sys
-    return sys.modules[__name__]

@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import colliders as collision
-from . import backend, bending, continuum, contacts, edges, plasticity, pressure, reference, volumes
+from . import bending, continuum, contacts, edges, plasticity, pressure, reference, volumes
 from . import goals as goal_springs
 from .model import Model, State
 from .settings import MODE_CONTINUUM, SimSettings, SurfaceMaterial
@@ -45,8 +45,8 @@ from .settings import MODE_CONTINUUM, SimSettings, SurfaceMaterial
 
 def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
          goals: tuple[np.ndarray, np.ndarray] | None = None,
-         colliders: Sequence[collision.Collider] = (), use_kernel: bool | None = None,
-         compiled: ModuleType | None = None, surface: SurfaceMaterial | None = None,
+         colliders: Sequence[collision.Collider] = (), compiled: ModuleType | None = None,
+         surface: SurfaceMaterial | None = None,
          plastic: plasticity.PlasticSettings | None = None) -> State:
     """Advance one frame: ``settings.substeps`` substeps of ``settings.iterations`` sweeps each.
 
@@ -60,9 +60,8 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
             goal is at the start and at the end of the frame (its rest position carried by the
             object's animation), interpolated over the substeps; ``None``: the rest positions.
         colliders: the frame's collision objects (``colliders.mesh_collider``), world space.
-        use_kernel: ``True`` the compiled kernel (loading it first), ``False`` the NumPy
-            reference, ``None`` the kernel when ``backend`` has it loaded, else the reference.
-        compiled: the kernel module to use (``kernel.warm_up`` passes itself while loading).
+        compiled: the compiled kernel module, or ``None`` for the NumPy reference (the public
+            ``solver.step``, ``backend.step``, chooses).
         surface: a surface body's material (its springs, hinges and gas); ``None`` for cages.
         plastic: plasticity (``plasticity.PlasticSettings``) or ``None``: after the frame, the
             rest data of the elements strained beyond the yield creep (``plasticity.creep``).
@@ -71,14 +70,9 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
         The new ``State``; its rest data (plasticity) carry over from ``state`` or are the creep's.
 
     Raises:
-        backend.BackendUnavailable: ``use_kernel=True`` without a compiled kernel.
         ValueError: a surface body's model without its ``surface`` material.
     """
     sim_dt = frame_dt / settings.substeps
-    if compiled is None:
-        if use_kernel is None:
-            use_kernel = backend.kernel_ready()
-        compiled = backend.kernel() if use_kernel else None
     original = model
     rest = {name: value for name in ("rest_lengths", "inverse_rest_shapes", "rest_angles")
             if (value := getattr(state, name)) is not None}

@@ -12,12 +12,12 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Self
 
 import numpy as np
 
-from ..binding import inverse3
-from ..cage import tet_volumes, unique_edges
 from ..errors import TetRigInputError
+from ..geometry import inverse3, tet_volumes, unique_edges
 
 # A goal weight at least this is 1: the point follows its goal exactly (kinematic).
 GOAL_EXACT = 1.0 - 1e-6
@@ -216,6 +216,14 @@ class State:
         resting depth taken out, ``contacts.project_out``), else ``positions``."""
         return self.positions if self.shown_positions is None else self.shown_positions
 
+    def finite(self) -> bool:
+        """Whether every position and velocity is finite (``timeline.FrameState``)."""
+        return bool(np.all(np.isfinite(self.positions)) and np.all(np.isfinite(self.velocities)))
+
+    def halted(self) -> Self:
+        """``moved`` where it is, at rest: zero velocities (``timeline.FrameState``)."""
+        return replace(self, velocities=np.zeros_like(self.velocities), shown_positions=None)
+
 
 def rest_state(model: Model) -> State:
     """The state at the start frame: rest positions, zero velocity, identity rotations."""
@@ -303,7 +311,7 @@ POSED_MIN_VOLUME_SHARE = 0.25
 
 
 def with_rest(model: Model, rest_positions: np.ndarray) -> Model:
-    """``model`` with another rest shape (a posed mesh's, ``tetrig_addon.posing``): rest lengths,
+    """``model`` with another rest shape (a posed mesh's, ``cage.posing``): rest lengths,
     volumes and D_m⁻¹ of the new shape; masses, pins, goals, contacts and topology kept (the mass
     does not change when a limb bends).
 

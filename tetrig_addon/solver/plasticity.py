@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..binding import inverse3
+from ..geometry import inverse3
 from ..errors import TetRigInputError
 from .bending import angle_change, angle_gradients
 from .model import Model, State

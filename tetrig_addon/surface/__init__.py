@@ -2,7 +2,8 @@
 
 ``mesh`` turns a polygon mesh into springs, hinges and volume triangles by face corner; ``tearing``
 gives every corner its particle for a set of torn edges; ``model`` builds the solver model; ``body``
-steps a body frame by frame (plasticity and tearing included) for the Blender layer.
+steps a body frame by frame (plasticity and tearing included) for the Blender layer, and its
+``SurfaceSim`` is a body with its settings in the one body lifecycle (``body.Body``).
 
 The Blender layer's calls::
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .body import SplitMesh, SurfaceBody, SurfaceState
+from .body import SplitMesh, SurfaceBody, SurfaceSim, SurfaceState
 from .mesh import SurfaceMesh, surface_mesh
 from .tearing import TearSettings
 
@@ -52,5 +53,5 @@ def build_body(vertices: np.ndarray, corner_vertices: np.ndarray, face_sizes: np
     return SurfaceBody(mesh, vertices, areal_density, pinned=pinned, goal_weights=goal_weights, name=name)
 
 
-__all__ = ["SplitMesh", "SurfaceBody", "SurfaceMesh", "SurfaceState", "TearSettings", "build_body",
+__all__ = ["SplitMesh", "SurfaceBody", "SurfaceMesh", "SurfaceSim", "SurfaceState", "TearSettings", "build_body",
            "surface_mesh"]

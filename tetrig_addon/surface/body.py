@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import colliders as collision
+from ..body import Control
 from ..errors import TetRigInputError
 from ..solver import SimSettings, State, step
 from ..solver.model import EDGE_STRUCTURAL
@@ -229,3 +230,41 @@ class SurfaceBody:
         """Each face corner's particle: float64 [corner_count, 3] [m] (differs from its vertex's
         own particle where a tear split the vertex)."""
         return state.positions[self.model_for(state.torn, state.broken).corner_particles]
+
+
+@dataclass(frozen=True, eq=False)
+class SurfaceSim:
+    """A Surface body with its settings as a ``body.Body`` (``SurfaceBody`` is its model, built
+    once from the rest data); the state is a ``SurfaceState``.
+
+    Attributes:
+        body: the ``SurfaceBody``.
+        settings, material, plastic, tear: as ``SurfaceBody.advance`` takes them; each step takes
+            the gravity from the control.
+    """
+
+    body: SurfaceBody
+    settings: SimSettings
+    material: SurfaceMaterial
+    plastic: PlasticSettings | None = None
+    tear: tearing.TearSettings | None = None
+
+    def rest_state(self, start: Control) -> SurfaceState:
+        """The start frame's state (``SurfaceBody.rest_state``), or, for a mesh posed before the
+        body (``start.rest``, float64 [vertex_count, 3] [m], world space), at rest in that pose."""
+        state = self.body.rest_state()
+        return state if start.rest is None else replace(state, positions=np.asarray(start.rest))
+
+    def step(self, state: SurfaceState, control: Control) -> SurfaceState:
+        """One frame (``SurfaceBody.advance``) with the control's goals and colliders.
+
+        Raises:
+            what ``SurfaceBody.advance`` raises.
+        """
+        settings = replace(self.settings, gravity=control.gravity)
+        return self.body.advance(state, settings, self.material, control.frame_dt, goals=control.goals,
+                                 colliders=control.colliders, plastic=self.plastic, tear=self.tear)
+
+    def shown(self, state: SurfaceState) -> SplitMesh:
+        """The mesh the frame shows (``SurfaceBody.split_mesh``)."""
+        return self.body.split_mesh(state)

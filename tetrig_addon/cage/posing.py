@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .errors import TetRigInputError
+from ..errors import TetRigInputError
 
 # Vertices each control point follows (fewer when the mesh has fewer).
 FOLLOW_NEIGHBOURS = 32

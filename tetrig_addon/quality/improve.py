@@ -1,42 +1,6 @@
-"""The surface-quality pass of seed 003 on a blended mesh: edge-length clamp, Laplacian smoothing
-of the displacement, edge-length clamp again ("constrain → smooth → constrain").
-
-A soft body's vertices follow the cage by the barycentric blend, so a vertex's displacement is
-``d = B @ D`` (``binding.blend_matrix``; D the control points' displacements). Where the cage's
-tets stretch, fold or spike after a hard impact, so do the triangles on them. This pass repairs
-the blended displacement before it is shown:
-
-1. **Edge-length clamp** (``constrain_edge_lengths``): every mesh edge longer than
-   ``max_stretch`` × its rest length, or shorter than ``max_compression`` × it, is brought back to
-   that limit about its midpoint (each end moves half; a fixed vertex does not move, the other end
-   takes the whole correction). Sweeps repeat up to ``constraint_iterations`` times and stop early
-   after a sweep that found no edge outside its limits (the seed's early exit).
-2. **Laplacian smoothing** of the displacement (``smooth_displacements``): each vertex moves
-   ``smoothing_weight`` of the way from its displacement to the mean of its neighbours'
-   (boundary vertices half as far), all vertices at once from the previous values (Jacobi),
-   ``smoothing_iterations`` times.
-3. The clamp once more, to undo what the smoothing pushed past a limit.
-
-Two choices the seed leaves open, made here for a cage-driven mesh:
-
-- *Gauss–Seidel in colours.* The seed fixes edges one after another. Here the edges are split
-  into colours, each a matching (no two edges of a colour share a vertex, the seed's "edge
-  colouring" speed-up); within a colour the order does not matter, so the NumPy reference fixes a
-  colour at once and the Numba kernel edge by edge, block by block (``quality_plan``), with the
-  same result.
-- *Smoothing that keeps the cage's own motion.* Smoothing a displacement that rotates the body
-  (d = (R − I)·x) moves vertices: the mean of a vertex's neighbours is not the vertex on a curved
-  or irregular mesh (a 90° turn of the Stanford bunny moves vertices by up to 1.6 mm, more than an
-  edge). So a vertex's Laplacian is measured against the one its own tet's affine motion gives
-  (``expected_laplacian``, from ``affine_laplacian_matrix``): any affine motion of the whole cage
-  (a fall, a turn, a uniform squash) passes unchanged, and the smoothing acts on what differs from
-  the tet's motion — the kinks where neighbouring tets move apart, spikes and noise.
-
-Units: lengths in the mesh's own units (Blender: object space); the limits and weights are ratios.
-
-Source: seed article 003 (vertex-deformation quality design: MaxEdgeStretchRatio 1.35,
-MaxEdgeCompressRatio 0.70, EdgeConstraintIterations 4, LaplacianSmoothingWeight 0.45,
-LaplacianIterations 2, boundary vertices at half weight, Jacobi; budget 7 ms at 100k vertices).
+"""The quality pass itself, the NumPy reference (the package's docstring says what it does and
+why): the edge-length clamp in colours, the smoothing of the displacement, and ``improve``, which
+runs the Numba kernel (``kernel``) instead once it is loaded (``backend``), with the same result.
 """
 
 from __future__ import annotations
@@ -45,53 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import quality_backend
-from .errors import TetRigInputError
-from .quality_plan import (BOUNDARY_SMOOTHING_SHARE, DEGENERATE_EDGE_SHARE, QualityPlan,
-                           affine_laplacian_matrix, boundary_vertices, build_plan, face_edges, unique_edges)
-
-__all__ = ["BOUNDARY_SMOOTHING_SHARE", "QualityPlan", "QualityResult", "QualitySettings",
-           "affine_laplacian_matrix", "boundary_vertices", "build_plan", "constrain_edge_lengths",
-           "face_edges", "frame_rest_lengths", "improve", "smooth_displacements", "unique_edges"]
-
-# The seed's parameters (seed 003).
-DEFAULT_MAX_STRETCH = 1.35
-DEFAULT_MAX_COMPRESSION = 0.70
-DEFAULT_CONSTRAINT_ITERATIONS = 4
-DEFAULT_SMOOTHING_WEIGHT = 0.45
-DEFAULT_SMOOTHING_ITERATIONS = 2
-# An edge within this relative distance of its limit counts as inside it: a clamped edge lands on
-# its limit only up to rounding, and the next sweep must not count it again.
-LIMIT_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class QualitySettings:
-    """The pass's settings (seed 003's names in brackets); ``validated`` checks them."""
-
-    max_stretch: float = DEFAULT_MAX_STRETCH  # [MaxEdgeStretchRatio] ≥ 1
-    max_compression: float = DEFAULT_MAX_COMPRESSION  # [MaxEdgeCompressRatio] in (0, 1]
-    constraint_iterations: int = DEFAULT_CONSTRAINT_ITERATIONS  # [EdgeConstraintIterations] ≥ 0
-    smoothing_weight: float = DEFAULT_SMOOTHING_WEIGHT  # [LaplacianSmoothingWeight] in [0, 1]
-    smoothing_iterations: int = DEFAULT_SMOOTHING_ITERATIONS  # [LaplacianIterations] ≥ 0
-
-    def validated(self) -> "QualitySettings":
-        """Raises TetRigInputError for a value out of range, with a message for the user."""
-        if not self.max_stretch >= 1.0:
-            raise TetRigInputError(f"Max Stretch must be at least 1 (got {self.max_stretch}).")
-        if not 0.0 < self.max_compression <= 1.0:
-            raise TetRigInputError(f"Max Compression must be above 0 and at most 1 (got {self.max_compression}).")
-        if not 0.0 <= self.smoothing_weight <= 1.0:
-            raise TetRigInputError(f"Smoothing must be between 0 and 1 (got {self.smoothing_weight}).")
-        if self.constraint_iterations < 0 or self.smoothing_iterations < 0:
-            raise TetRigInputError("Iterations cannot be negative.")
-        return self
-
-    def limits(self) -> tuple[float, float, float, float]:
-        """(max_compression, max_stretch, and both widened by ``LIMIT_TOLERANCE``): an edge is
-        outside its limits when its length is outside [rest · the third, rest · the fourth]."""
-        lo, hi = float(self.max_compression), float(self.max_stretch)
-        return lo, hi, lo * (1.0 - LIMIT_TOLERANCE), hi * (1.0 + LIMIT_TOLERANCE)
+from ..errors import TetRigInputError
+from . import backend
+from .plan import DEGENERATE_EDGE_SHARE, QualityPlan
+from .settings import QualitySettings
 
 
 @dataclass(frozen=True)
@@ -243,7 +164,7 @@ def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySetti
         settings: validated ``QualitySettings``.
         expected_laplacian: float [vertex_count, 3] or ``None``: see the module's docstring.
         use_kernel: ``True`` the Numba kernel (compiling it first), ``False`` the NumPy reference,
-            ``None`` the kernel once it is loaded (``quality_backend.warm_up``), else the
+            ``None`` the kernel once it is loaded (``backend.warm_up``), else the
             reference. Both give the same displacements (to rounding).
         rest_positions: float [vertex_count, 3] (mesh order) or ``None``: this frame's rest shape
             when it is not the plan's, e.g. a mesh posed by an armature or shape keys: the
@@ -252,7 +173,7 @@ def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySetti
 
     Raises:
         TetRigInputError: an array of another vertex count.
-        quality_backend.KernelUnavailable: ``use_kernel=True`` and Numba cannot load.
+        backend.KernelUnavailable: ``use_kernel=True`` and Numba cannot load.
     """
     for name, array in (("displacements", displacements), ("expected Laplacian", expected_laplacian),
                         ("rest positions", rest_positions)):
@@ -264,9 +185,9 @@ def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySetti
         sorted_rest = np.asarray(rest_positions, dtype=np.float64)[plan.order]
         lengths = frame_rest_lengths(plan, sorted_rest)
     if use_kernel is None:
-        use_kernel = quality_backend.kernel_ready()
+        use_kernel = backend.kernel_ready()
     if use_kernel:
-        out, sweeps, left = quality_backend.kernel().improve(plan, displacements, settings, expected_laplacian,
+        out, sweeps, left = backend.kernel().improve(plan, displacements, settings, expected_laplacian,
                                                              None if lengths is None else (sorted_rest, lengths))
         return QualityResult(out, sweeps, left)
     d = np.asarray(displacements, dtype=np.float64)[plan.order]

@@ -1,5 +1,5 @@
-"""Which implementation of the quality pass runs: the Numba kernel (``quality_kernel``) or the
-NumPy reference in ``quality``, as the solver's ``solver.backend`` chooses for the step loop.
+"""Which implementation of the quality pass runs: the Numba kernel (``kernel``) or the NumPy
+reference in ``improve``, as the solver's ``solver.backend`` chooses for the step loop.
 
 Numba is imported only when the kernel loads (``warm_up``, in a thread if asked); until then, or
 when it cannot load, the reference runs, with the same result. The machine code is cached on disk
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from .lazy_kernel import KernelUnavailable, LazyKernel
+from ..lazy_kernel import KernelUnavailable, LazyKernel
 
 __all__ = ["KernelUnavailable", "kernel", "kernel_ready", "unavailable_reason", "warm_up"]
 
 
 def _load() -> ModuleType:
-    from . import quality_kernel as module
+    from . import kernel as module
 
     module.warm_up()
     return module

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import TetRigInputError
+from ..errors import TetRigInputError
 
 KEYS = ("bones_rest", "tets", "vertex_bones", "weights")
 

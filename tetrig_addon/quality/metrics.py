@@ -1,6 +1,6 @@
 """How good a deformed surface is: edge stretch against the rest mesh, and flipped triangles.
 
-The measures of the quality pass (``quality.py``, seed 003): the share of edges beyond a stretch
+The measures of the quality pass (``quality``, seed 003): the share of edges beyond a stretch
 limit and the triangles whose normal turned against their rest normal.
 """
 

@@ -1,4 +1,4 @@
-"""What the quality pass (``quality.py``, seed 003) needs of a mesh, built once per binding.
+"""What the quality pass (``quality``, seed 003) needs of a mesh, built once per binding.
 
 The clamp is Gauss–Seidel over the mesh's edges in colours: each colour a matching (no two of its
 edges share a vertex), so a colour can be fixed at once (the NumPy reference) or edge by edge (the
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from .errors import TetRigInputError
+from ..errors import TetRigInputError
 
 # Boundary vertices (on an edge of only one face) smooth at this share of the weight (the seed's
 # guard against an open border shrinking).

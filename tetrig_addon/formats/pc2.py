@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import TetRigInputError
+from ..errors import TetRigInputError
 
 SIGNATURE = b"POINTCACHE2\0"
 VERSION = 1

@@ -5,7 +5,7 @@
 the order of the seed's ``bones_rest``, in the mesh's object space (the same space as
 ``bones_rest``), so that a vertex at frame f is Σₖ weights[v][k] · control_points[f][vertex_bones[v][k]].
 
-When the soft body's quality pass is on (``quality.py``, seed 003), the file also holds
+When the soft body's quality pass is on (``quality``, seed 003), the file also holds
 ``"quality": {"max_stretch", "max_compression", "constraint_iterations", "smoothing_weight",
 "smoothing_iterations", "edges": E×2 ints, "boundary_vertices": ints, "fixed_vertices": ints}``:
 the pass's settings and the mesh's edges, open-border and fixed vertices, all a reader needs to
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import quality
-from .binding import blend_matrix
-from .errors import TetRigInputError
+from .. import quality
+from ..cage import blend_matrix
+from ..errors import TetRigInputError
 from .seed_json import SeedData
 
 FORMAT = "tetrig-animation"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from .errors import TetRigInputError
+from ..errors import TetRigInputError
 
 # Voxels more than this many per axis are refused (memory: one byte each).
 MAX_VOXELS_PER_AXIS = 512

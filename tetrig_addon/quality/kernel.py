@@ -1,13 +1,13 @@
-"""The quality pass (``quality.py``) compiled with Numba: one call per frame, no NumPy temporaries.
+"""The quality pass (``improve``) compiled with Numba: one call per frame, no NumPy temporaries.
 
-The same arithmetic as the NumPy reference in ``quality.py``, written edge by edge and vertex by
-vertex. The clamp walks the edges inside a block block by block (``quality_plan``: blocks share no
+The same arithmetic as the NumPy reference in ``improve``, written edge by edge and vertex by
+vertex. The clamp walks the edges inside a block block by block (``plan``: blocks share no
 vertex, so this equals the reference's colour-by-colour order), in the block's cache, and skips
 a block while none of its vertices moved since a sweep found all its edges within their limits
 (the seed's dirty flags: the skipped edges would be found within their limits again, so the sweeps
 and violations counted are the reference's); the edges between blocks follow, colour by colour.
 The smoothing sums each vertex's neighbours in the order of the reference's sparse product. A
-test compares the two. Importing this module imports Numba; ``quality_backend`` does that lazily.
+test compares the two. Importing this module imports Numba; ``backend`` does that lazily.
 Machine code is cached on disk (``cache=True``, under ``NUMBA_CACHE_DIR``); ``fastmath`` stays off.
 """
 
@@ -18,8 +18,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .quality import QualitySettings
-from .quality_plan import QualityPlan
+from .plan import QualityPlan
+from .settings import QualitySettings
 
 
 @njit
@@ -127,7 +127,7 @@ def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySetti
             expected_laplacian: np.ndarray | None,
             frame_rest: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None,
             ) -> tuple[np.ndarray, tuple[int, int], int]:
-    """``quality.improve`` with the kernel (mesh order in and out, arguments already checked):
+    """``improve.improve`` with the kernel (mesh order in and out, arguments already checked):
     (displacements, sweeps, violations left). The pass order's work arrays are kept on the plan
     (``plan.workspace``), so a plan serves one thread at a time.
 
@@ -172,7 +172,7 @@ def improve(plan: QualityPlan, displacements: np.ndarray, settings: QualitySetti
 
 def warm_up() -> None:
     """Compile (or load from the cache) by running the pass on one triangle."""
-    from .quality_plan import build_plan
+    from .plan import build_plan
 
     rest = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     plan = build_plan(rest, np.array([[0, 1], [1, 2], [0, 2]]))
