@@ -1,11 +1,12 @@
 import os, sys, bpy
 # Setup for the pictures of issue 23 in the real Blender 4.3, run from the checkout; SHOT picks it:
-#   SHOT=altd    a ball and its Alt+D copy, both on the ground at frame 40 (docs/alt_d.png)
+#   SHOT=altd    a ball and its Alt+D copy (0.8 m higher), both on the ground at frame 40, seen from
+#                the front (docs/alt_d.png)
 #   SHOT=jiggle  a jiggle chain with a bone extruded at its tip, Jiggle ticked (docs/jiggle_added.png)
 #   SHOT=build   the panel right after a click on Build Cage & Bind (docs/panel_built.png)
 #   SHOT=bakerow the Bake panel of a baked ball: the bake row with Preview (docs/bake_row.png)
 #   GUI=1 SHOT=altd ../shared/tools/real-blender/run.sh --factory-startup \
-#     --python ../shared/tools/real-blender/screenshot.py -- docs/alt_d.png 16 docs/screenshot_robust_setup.py
+#     --python ../shared/tools/real-blender/screenshot.py -- docs/alt_d.png 30 docs/screenshot_robust_setup.py
 # Everything a user would click runs from timers in Blender's own event loop (the depsgraph update
 # handler after Alt+D, the frame handler), the TetRig tab is opened with xdotool.
 sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
@@ -20,10 +21,14 @@ scene = bpy.context.scene
 scene.frame_start, scene.frame_end = 1, 60
 
 
-def view(obj_names: list[str], zoom_out: int = 0) -> None:
+def view(obj_names: list[str], zoom_out: int = 0, axis: str = "") -> None:
+    """The viewports framed on ``obj_names`` (``axis``: looking along it first, as Numpad 1 does
+    for "FRONT"), ``zoom_out`` steps back."""
     for window, area, _space in solid_viewports():
         region = [r for r in area.regions if r.type == "WINDOW"][0]
         with bpy.context.temp_override(window=window, area=area, region=region):
+            if axis:
+                bpy.ops.view3d.view_axis(type=axis)
             bpy.ops.object.select_all(action="DESELECT")
             for name in obj_names:
                 bpy.data.objects[name].select_set(True)
@@ -86,7 +91,7 @@ if SHOT == "altd":
             print("instance:", o.name, o.tetrig.cage.name, "lowest z",
                   round(min((o.matrix_world @ v.co).z for v in shown.vertices), 4))
             o.evaluated_get(graph).to_mesh_clear()
-        view(["Ball", "Ball.001"], 1)
+        view(["Ball", "Ball.001"], 2, axis="FRONT")  # from the front: the ground is a line under both
         bpy.context.view_layer.objects.active = copy
         copy.select_set(True)
         return None
