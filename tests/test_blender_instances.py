@@ -81,6 +81,49 @@ def test_an_alt_d_copy_is_another_instance_that_falls_from_where_it_stands(bpy, 
         np.testing.assert_allclose(world(obj, evaluated_positions(obj)), live[obj.name], atol=1e-5)
 
 
+def bottom_rows(bpy, path) -> tuple[int, int]:
+    """The lowest image row (from the bottom) the left and the right half of a transparent render
+    cover (alpha > 0.5)."""
+    image = bpy.data.images.load(str(path))
+    try:
+        width, height = image.size
+        pixels = np.empty(width * height * 4, np.float32)
+        image.pixels.foreach_get(pixels)
+    finally:
+        bpy.data.images.remove(image)
+    covered = pixels.reshape(height, width, 4)[:, :, 3] > 0.5  # row 0 is the bottom one
+    half = width // 2
+    return (int(np.flatnonzero(covered[:, :half].any(axis=1))[0]),
+            int(np.flatnonzero(covered[:, half:].any(axis=1))[0]))
+
+
+def test_both_instances_render_where_each_stands(bpy, addon, tmp_path):
+    """F12 shows each instance with its own offsets: at frame 1 the copy (1 m higher) is about
+    22 pixels higher in the picture (a camera 6 m away: 22.2 px per metre), at frame 40 both stand
+    on the ground, on the same row."""
+    scene = bpy.context.scene
+    original = ball(bpy)
+    alt_d(bpy, original, (2.0, 0.0, 1.0))
+    bpy.ops.object.camera_add(location=(1.0, -6.0, 1.0), rotation=(1.5708, 0.0, 0.0))
+    scene.camera = bpy.context.active_object
+    bpy.ops.object.light_add(type="SUN", location=(0.0, 0.0, 5.0))
+    scene.render.engine = "CYCLES"
+    scene.cycles.samples, scene.cycles.use_denoising = 1, False
+    scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = 96, 72, 100
+    scene.render.film_transparent = True
+    scene.render.image_settings.file_format, scene.render.image_settings.color_mode = "PNG", "RGBA"
+    rows = {}
+    for frame in (1, 40):
+        play(bpy, frame)
+        scene.render.filepath = str(tmp_path / f"frame_{frame}.png")
+        assert bpy.ops.render.render(write_still=True) == {"FINISHED"}
+        rows[frame] = bottom_rows(bpy, tmp_path / f"frame_{frame}.png")
+    left, right = rows[1]
+    assert 18 <= right - left <= 26, rows
+    left, right = rows[40]
+    assert abs(right - left) <= 1 and left < rows[1][0] - 8, rows
+
+
 def test_a_baked_original_keeps_playing_its_bake_after_alt_d(bpy, addon):
     """Before, the copy's failed frame wrote zeros into the shared mesh: the baked original froze."""
     original = ball(bpy)
