@@ -217,9 +217,11 @@ class JiggleKind:
     @staticmethod
     def shown(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared, state: RigState,
               pose: jiggle.FramePose) -> np.ndarray:
-        """What each jiggle bone's constraint applies: float64 [n, 3, 3] (aimed in the state's own
-        pose, which is ``pose``)."""
-        return jiggle.shown(prepared.model, state.chain, state.pose)[0][:, :3, :3]
+        """What each jiggle bone's constraint applies: float64 [n, 3, 3], aimed in the state's own
+        pose with the influence of ``pose`` (the frame's record: its influence is the one read last,
+        ``refreshed``, while the state keeps the one it was stepped with; the influence only scales
+        what is shown)."""
+        return jiggle.shown(prepared.model, state.chain, state.pose, influence=pose.influence)[0][:, :3, :3]
 
     @staticmethod
     def blend(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
