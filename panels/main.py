@@ -19,7 +19,7 @@ from ..runtime.app import render_guard
 from ..runtime import scene as driver
 from ..runtime.cage.model import binding_problem
 from ..runtime.common.soft_body import in_edit_mode
-from ..runtime.common import cost, stack
+from ..runtime.common import cost, scene_inputs, stack
 from ..runtime.common.animation import frame_dt
 from ..tetrig_addon.solver import backend as solver_backend
 from ..tetrig_addon.solver import substeps_for
@@ -310,6 +310,8 @@ class TETRIG_PT_collisions(SoftBodySubpanel):
         _toggled(col, s, "use_ground", "ground_height", "ground_friction", "ground_static_friction")
         col.prop(s, "use_colliders")
         col.prop(s, "max_speed")
+        for line in scene_inputs.unused_collisions(bpy.context.scene, obj):
+            wrapped_label(col, bpy.context, line, "INFO")
 
 
 class TETRIG_PT_plasticity(SoftBodySubpanel):

@@ -237,7 +237,8 @@ def test_goals_follow_a_parent_and_a_constraint(scene, driver):
 
 def test_soft_bodies_with_collision_modifiers_do_not_collide_with_each_other(scene):
     """A soft body's shape at a frame comes from its own simulation, which reading another
-    frame's inputs does not run: soft bodies are not colliders, so a jump still equals playback."""
+    frame's inputs does not run: soft bodies are not colliders, so a jump still equals playback.
+    The Collisions panel says so (issue 21: a Collision modifier is never ignored silently)."""
     import bpy
     from tetrig.runtime.common import scene_inputs
 
@@ -247,6 +248,13 @@ def test_soft_bodies_with_collision_modifiers_do_not_collide_with_each_other(sce
         obj.tetrig.use_ground = True
         _collision(bpy, obj)
     assert scene_inputs.collision_objects(scene, a) == []
+    # ... and the Collisions panel says so, of its own modifier and of the other body's
+    own, other = scene_inputs.unused_collisions(scene, a)
+    assert own.startswith("Its Collision modifier is for Blender's Cloth and Soft Body")
+    assert other == f"Collision on {b.name} not used: soft bodies pass through each other"
+    a.tetrig.use_colliders = False  # it reads no colliders: only its own modifier is worth a word
+    assert scene_inputs.unused_collisions(scene, a) == [own]
+    a.tetrig.use_colliders = True
     for f in range(1, 31):
         scene.frame_set(f)
     played = [evaluated_positions(o).copy() for o in (a, b)]

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...tetrig_addon import colliders as collision
 from .animation import transform_animated
-from .properties import ROLE_NONE, object_settings
+from .properties import ROLE_NONE, ROLE_SOURCE, object_settings
 
 
 class InputsUnavailable(RuntimeError):
@@ -96,6 +96,27 @@ def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy
     return [o for o in scene.objects
             if o.type == "MESH" and object_settings(o).role == ROLE_NONE and o.collision is not None
             and o.collision.use and any(m.type == "COLLISION" for m in o.modifiers)]
+
+
+def unused_collisions(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[str]:
+    """What the Collisions panel of ``obj`` says of the Collision modifiers TetRig does not use:
+    one line for ``obj``'s own, one naming the other soft bodies that have one (``collision_objects``
+    leaves them out: soft bodies do not collide with each other yet, issue 21). A Collision
+    modifier is never ignored without a word."""
+    def has_collision(o: bpy.types.Object) -> bool:
+        return o.collision is not None and o.collision.use and any(m.type == "COLLISION" for m in o.modifiers)
+
+    lines = []
+    if has_collision(obj):
+        lines.append("Its Collision modifier is for Blender's Cloth and Soft Body; TetRig bodies do not "
+                     "collide with each other yet")
+    others = sorted(o.name for o in scene.objects
+                    if o is not obj and o.type == "MESH" and object_settings(o).role == ROLE_SOURCE
+                    and has_collision(o))
+    if others and object_settings(obj).use_colliders:
+        names = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        lines.append(f"Collision on {names} not used: soft bodies pass through each other")
+    return lines
 
 
 def inputs_animated(obj: bpy.types.Object, scene: bpy.types.Scene, follows: bool) -> bool:
