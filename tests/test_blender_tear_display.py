@@ -239,7 +239,8 @@ def test_write_refuses_arrays_of_another_mesh(bpy, torn_sheet):
 def test_alembic_export_carries_the_split_mesh_and_its_gap(bpy, torn_sheet, tmp_path):
     """Blender's Alembic exporter writes the evaluated mesh: read back, it has the engine's
     particle count, every vertex where the evaluated mesh has it, and the crack open: the split
-    copies stand apart from the vertex they copy by the engine's widest gap, more than a cell."""
+    copies stand apart from the vertex they copy as in the evaluated mesh, by more than a cell (the
+    engine's widest gap is more than a cell too)."""
     obj, body, state = torn_sheet
     _show(obj, body, state)
     positions, _, index, _, _ = _evaluated(bpy, obj)
@@ -267,5 +268,11 @@ def test_alembic_export_carries_the_split_mesh_and_its_gap(bpy, torn_sheet, tmp_
     back_world = back @ m[:3, :3].T + m[:3, 3]
     assert back.shape[0] == shown.positions.shape[0]
     assert np.abs(back_world - world).max() <= TOL
+    # which of a split vertex's corner fans keeps the vertex and which get the copies is Blender's
+    # choice (Split Edges), not always the engine's: the corners sit where the engine shows them
+    # (test_a_torn_sheet_evaluates_split_where_the_engine_shows_it), and the file keeps every
+    # copy's distance to the vertex it copies, the crack open by more than a cell
     copies = np.linalg.norm(back_world[n:] - back_world[index[n:]], axis=1)
-    assert copies.max() == pytest.approx(gap, abs=TOL)
+    before = np.linalg.norm(world[n:] - world[index[n:]], axis=1)
+    assert np.abs(copies - before).max() <= 2 * TOL
+    assert copies.max() > SPACING
