@@ -310,7 +310,8 @@ class TETRIG_PT_collisions(SoftBodySubpanel):
         _toggled(col, s, "use_ground", "ground_height", "ground_friction", "ground_static_friction")
         col.prop(s, "use_colliders")
         col.prop(s, "max_speed")
-        for line in scene_inputs.unused_collisions(bpy.context.scene, obj):
+        scene = bpy.context.scene
+        for line in scene_inputs.unused_collisions(scene, obj) if scene is not None else ():
             wrapped_label(col, bpy.context, line, "INFO")
 
 
