@@ -28,8 +28,7 @@ bpy.ops.object.modifier_add(type="COLLISION")
 for o in bpy.context.view_layer.objects: o.select_set(False)
 bpy.context.view_layer.objects.active = upper; upper.select_set(True)
 for f in range(1, 12): scene.frame_set(f)
-for window, area, space in solid_viewports():
-    pass
+list(solid_viewports())  # each 3D view: the sidebar shown, Solid shading
 # open Collisions (its header at 1102,672), then scroll the sidebar down to its last lines
 open_tetrig_tab(extra="xdotool mousemove --window $W 1102 672; sleep 0.5; xdotool mousedown 1; sleep 0.15; "
                       "xdotool mouseup 1; sleep 0.7; xdotool mousemove --window $W 1150 500; sleep 0.3; "

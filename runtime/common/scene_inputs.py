@@ -87,6 +87,11 @@ def forget_colliders() -> None:
     _collider_cache.clear()
 
 
+def has_collision(o: bpy.types.Object) -> bool:
+    """Whether ``o`` has Collision physics turned on (a Collision modifier and its settings' Use)."""
+    return o.collision is not None and o.collision.use and any(m.type == "COLLISION" for m in o.modifiers)
+
+
 def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy.types.Object]:
     """Mesh objects of the scene with Collision physics turned on, other than TetRig soft bodies
     and cages: a soft body's shape at a frame depends on its own simulation, which reading another
@@ -94,8 +99,7 @@ def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy
     if not object_settings(obj).use_colliders:
         return []
     return [o for o in scene.objects
-            if o.type == "MESH" and object_settings(o).role == ROLE_NONE and o.collision is not None
-            and o.collision.use and any(m.type == "COLLISION" for m in o.modifiers)]
+            if o.type == "MESH" and object_settings(o).role == ROLE_NONE and has_collision(o)]
 
 
 def unused_collisions(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[str]:
@@ -103,9 +107,6 @@ def unused_collisions(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[str
     one line for ``obj``'s own, one naming the other soft bodies that have one (``collision_objects``
     leaves them out: soft bodies do not collide with each other yet, issue 21). A Collision
     modifier is never ignored without a word."""
-    def has_collision(o: bpy.types.Object) -> bool:
-        return o.collision is not None and o.collision.use and any(m.type == "COLLISION" for m in o.modifiers)
-
     lines = []
     if has_collision(obj):
         lines.append("Its Collision modifier is for Blender's Cloth and Soft Body; TetRig bodies do not "

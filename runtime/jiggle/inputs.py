@@ -64,8 +64,7 @@ def collider_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy.
             if rig_settings(o).use_as_collider:
                 found.append(o)
             continue
-        settings = o.collision
-        if settings is not None and settings.use and any(m.type == "COLLISION" for m in o.modifiers):
+        if scene_inputs.has_collision(o):
             found.append(o)
     return found
 
