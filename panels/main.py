@@ -206,7 +206,8 @@ def frame_cost(context: bpy.types.Context, obj: bpy.types.Object) -> tuple[cost.
     else:
         return None
     substeps = substeps_for(s.steps_per_second, frame_dt(scene))
-    return cost.frame_cost(substeps, s.iterations, elements), what
+    global_iterations = s.global_iterations if not s.surface_bound and s.mode != "PBD" else 0
+    return cost.frame_cost(substeps, s.iterations, elements, global_iterations), what
 
 
 def size_note(obj: bpy.types.Object, scene: bpy.types.Scene | None) -> str:
@@ -259,6 +260,8 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         col.prop(s, "density")
         col.prop(s, "steps_per_second")
         col.prop(s, "iterations")
+        if s.mode != "PBD":
+            col.prop(s, "global_iterations")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
         _solver_label(col)
 

@@ -96,6 +96,11 @@ def test_the_panel_warns_when_a_frame_will_take_longer_than_a_second(bpy, addon)
     message = found.message(obj.tetrig.steps_per_second, what)
     assert message.startswith(f"About {found.seconds:.1f} s a frame: 10000 steps per second make 417 steps")
     assert "Lower Steps per Second" in message
+    # a global iteration counts as a sweep, and the message names it
+    obj.tetrig.global_iterations = 2
+    found, _ = frame_cost(context, obj)
+    assert found.seconds == pytest.approx(417 * 10 * (100e-6 + 300e-9 * tets))
+    assert "8 sweeps and 2 global iterations each over" in found.message(obj.tetrig.steps_per_second, what)
 
 
 @pytest.mark.parametrize("scale, shown", [(40.0, "40 m"), (0.005, "5.0 mm"), (1.0, None), (0.05, None)])

@@ -11,11 +11,14 @@ from tetrig_addon.solver import backend, contacts
 SAME_POSITIONS = 1e-9
 
 
-@pytest.mark.parametrize("mode", [solver.MODE_SPRINGS, solver.MODE_CONTINUUM, solver.MODE_PBD])
-def test_kernel_and_reference_step_the_same_frames(mode):
+@pytest.mark.parametrize("mode, global_iterations", [
+    (solver.MODE_SPRINGS, 0), (solver.MODE_CONTINUUM, 0), (solver.MODE_PBD, 0),
+    (solver.MODE_SPRINGS, 2), (solver.MODE_CONTINUUM, 2)])
+def test_kernel_and_reference_step_the_same_frames(mode, global_iterations):
     """A ball with goals on its top (weight 0.5) and a pinned cap, dropped on a sphere collider
     and the ground, over frames with the goal moving: each frame both backends step from the same
-    state and land within ``SAME_POSITIONS`` of each other."""
+    state and land within ``SAME_POSITIONS`` of each other; also with the global step
+    (``global_solve``), whose contacts, goals and material both backends assemble."""
     pts, b, model = dropped_ball([0.2, 0.0, 1.4], radius=0.3)
     z = model.rest_positions[:, 2]
     goals = np.where(z > z.max() - 0.05, 1.0, np.where(z > z.max() - 0.2, 0.5, 0.0))
@@ -23,7 +26,8 @@ def test_kernel_and_reference_step_the_same_frames(mode):
                                contacts=(model.contact_indices, model.contact_weights), goal_weights=goals)
     verts, tris = uv_sphere(0.6)
     sphere = colliders.mesh_collider(verts, tris, thickness_outer=0.02)
-    settings = solver.SimSettings(mode=mode, ground_height=0.0, iterations=2).validated()
+    settings = solver.SimSettings(mode=mode, ground_height=0.0, iterations=2,
+                                  global_iterations=global_iterations).validated()
     state = solver.rest_state(model)
     worst = 0.0
     for frame in range(8):

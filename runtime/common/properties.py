@@ -239,6 +239,12 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     iterations: IntProperty(  # type: ignore[valid-type]
         name="Iterations", default=1, min=1, soft_max=8, max=64,
         description="Solver sweeps per step: more carries impacts through stiff bodies faster")
+    global_iterations: IntProperty(  # type: ignore[valid-type]
+        name="Global Iterations", default=0, min=0, soft_max=4, max=32,
+        description="Conjugate-gradient iterations of a whole-cage Newton step before each step's sweeps "
+                    "(Springs and Continuum): stiff bodies bend and swing at their true speed instead of "
+                    "in slow motion. 1 is usually enough, 2-3 for large bends; each costs about a sweep. "
+                    "0 turns it off")
     density: FloatProperty(  # type: ignore[valid-type]
         name="Density kg/m³", default=1000.0, min=1e-6, soft_max=20000.0,
         description="Mass density [kg/m³]; each tet gives a quarter of its mass to each corner")

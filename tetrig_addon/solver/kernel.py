@@ -16,11 +16,12 @@ from typing import Any, Callable
 import numpy as np
 from numba import njit, prange, threading_layer
 
-from . import bending, continuum, contacts, edges, goals, linear3, pressure, volumes
+from . import bending, continuum, contacts, edges, global_solve, goals, linear3, pressure, volumes
 from .bending import BendingPlan
 from .contacts import ContactPlan
 from .continuum import ContinuumPlan
 from .edges import EdgePlan
+from .global_solve import GlobalPlan
 from .goals import GoalPlan
 from .model import TINY, Model, State
 from .pressure import PressurePlan
@@ -64,11 +65,14 @@ _gas = _scalar(pressure.gas)
 _volume_corner = _scalar(pressure.corner_gradient)
 _gas_force = _scalar(pressure.force)
 _gas_step_length = _scalar(pressure.step_length)
+_tet_product = _scalar(global_solve.tet_product)
+_volume_corner_gradients = _scalar(volumes.corner_gradients)
 
 
 def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, edge_plan: EdgePlan,
             volume_plan: VolumePlan, continuum_plan: ContinuumPlan, bending_plan: BendingPlan,
-            pressure_plan: PressurePlan, goal_plan: GoalPlan, contact_plan: ContactPlan) -> State:
+            pressure_plan: PressurePlan, global_plan: GlobalPlan, goal_plan: GoalPlan,
+            contact_plan: ContactPlan) -> State:
     """One frame of ``settings.substeps`` substeps from ``state`` (not modified); see ``loop.step``."""
     x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
     t = model.topology
@@ -79,13 +83,14 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
             bending_plan.stiffness, model.rest_angles, t.boundary_hinges)
     gas = (pressure_plan.active, model.triangles, t.triangle_offsets, t.triangle_ids, t.triangle_corners,
            float(pressure_plan.pressure), float(pressure_plan.rest_volume))
+    glob = (global_plan.active, global_plan.iterations, global_plan.blocks, global_plan.modes, global_plan.coarse)
     _frame(x, v, q, model.masses, model.inverse_masses, model.edges, model.rest_lengths, model.tets,
            t.color_points, t.color_offsets, t.edge_offsets, t.edge_ids, t.edge_others,
            t.tet_offsets, t.tet_ids, t.tet_corners, t.tet_faces, t.boundary_edges, t.boundary_tets,
            t.components, t.component_count, edge_plan.active, edge_plan.stiffness, volume_plan.active,
            volume_plan.stiffness,
            volume_plan.six_rest_volumes, continuum_plan.active, continuum_plan.mu_volumes,
-           continuum_plan.lambda_volumes, continuum_plan.shape_vectors, bend, gas,
+           continuum_plan.lambda_volumes, continuum_plan.shape_vectors, bend, gas, glob,
            goal_plan.stiffness, goal_plan.damping, goal_plan.start, goal_plan.end,
            c.indices, c.weights, c.shares, c.normals, c.surfaces, c.depths, c.stiffness,
            c.static_friction, c.kinetic_friction, c.point_offsets, c.point_contacts, c.point_corners,
@@ -102,7 +107,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
            tet_offsets, tet_ids, tet_corners, tet_faces, boundary_edges, boundary_tets,
            components, component_count, edge_active, edge_k, volume_active, volume_k, six_rest,
            continuum_active, mu_v, lam_v,
-           shape_vectors, bend, gas, goal_k, goal_damping, goal_start, goal_end,
+           shape_vectors, bend, gas, glob, goal_k, goal_damping, goal_start, goal_end,
            c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids, c_corners,
            c_free_w, c_free_share, gravity, frame_dt, substeps, iterations, damping, max_speed,
            slip_speed, newton_steps, use_threads):
@@ -226,6 +231,11 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
             e1, e2 = _gas(volume, gas[5], gas[6])
             _pressure_step(x, y, inv, gas_g, e1, e2, h2)
             e1, e2 = _gas(_volume_gradients(x, gas, gas_g), gas[5], gas[6])
+        if glob[0]:
+            _global_step(x, y, q, masses, inv, tets, edge_ends, rest_lengths, edge_active, edge_k,
+                         volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors,
+                         goal_k, goal, c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk,
+                         near_list[:near_count], p_start, h2, eps, glob)
         for sweep in range(iterations):
             for cc in range(color_count):
                 color = cc if sweep % 2 == 0 else color_count - 1 - cc
@@ -567,6 +577,223 @@ def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_e
             _translate(x, components, shift)
     if not move_points:
         _translate(x, components, moved)
+
+
+@njit(cache=True)
+def _global_step(x, y, q, masses, inv, tets, edge_ends, rest_lengths, edge_active, edge_k, volume_active,
+                 volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w,
+                 c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, near_list, p_start, h2, eps, glob):
+    """The global step (``global_solve``; ``reference._global_step`` in NumPy), in place on x and q."""
+    n = x.shape[0]
+    iterations, blocks, modes, coarse = glob[1], glob[2], glob[3], glob[4]
+    f = np.zeros((n, 3))
+    for i in range(n):
+        if inv[i] > 0.0:
+            mh = masses[i] / h2
+            a0, a1, a2, _ = _goal_force(x[i, 0] - goal[i, 0], x[i, 1] - goal[i, 1], x[i, 2] - goal[i, 2],
+                                        goal_k[i])
+            f[i, 0] = a0 - mh * (x[i, 0] - y[i, 0])
+            f[i, 1] = a1 - mh * (x[i, 1] - y[i, 1])
+            f[i, 2] = a2 - mh * (x[i, 2] - y[i, 2])
+    tet_count = tets.shape[0]
+    rot = np.empty((tet_count if continuum_active else 0, 9))
+    if continuum_active:
+        for t in range(tet_count):
+            sv = shape_vectors[t]
+            a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
+            fg = _deformation_gradient(x[a, 0], x[b, 0], x[c, 0], x[d, 0], x[a, 1], x[b, 1], x[c, 1], x[d, 1],
+                                       x[a, 2], x[b, 2], x[c, 2], x[d, 2],
+                                       (sv[0, 0], sv[0, 1], sv[0, 2], sv[1, 0], sv[1, 1], sv[1, 2],
+                                        sv[2, 0], sv[2, 1], sv[2, 2], sv[3, 0], sv[3, 1], sv[3, 2]))
+            qw, qx, qy, qz = q[t, 0], q[t, 1], q[t, 2], q[t, 3]
+            for _ in range(global_solve.ROTATION_CALLS):
+                qw, qx, qy, qz = _extract_rotation(fg, qw, qx, qy, qz)
+            q[t, 0], q[t, 1], q[t, 2], q[t, 3] = qw, qx, qy, qz
+            r = _rotation_matrix(qw, qx, qy, qz)
+            (rot[t, 0], rot[t, 1], rot[t, 2], rot[t, 3], rot[t, 4], rot[t, 5], rot[t, 6], rot[t, 7],
+             rot[t, 8]) = r
+            p = _stress(fg, r, mu_v[t], lam_v[t])[0]
+            for j in range(4):
+                k = tets[t, j]
+                f[k, 0] -= p[0] * sv[j, 0] + p[1] * sv[j, 1] + p[2] * sv[j, 2]
+                f[k, 1] -= p[3] * sv[j, 0] + p[4] * sv[j, 1] + p[5] * sv[j, 2]
+                f[k, 2] -= p[6] * sv[j, 0] + p[7] * sv[j, 1] + p[8] * sv[j, 2]
+    edge_count = edge_ends.shape[0]
+    edge_h = np.empty((edge_count if edge_active else 0, 6))
+    if edge_active:
+        for e in range(edge_count):
+            i, j = edge_ends[e, 0], edge_ends[e, 1]
+            out = _edge_force(x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2], rest_lengths[e], edge_k[e])
+            f[i, 0] += out[0]
+            f[i, 1] += out[1]
+            f[i, 2] += out[2]
+            f[j, 0] -= out[0]
+            f[j, 1] -= out[1]
+            f[j, 2] -= out[2]
+            edge_h[e, 0], edge_h[e, 1], edge_h[e, 2] = out[3], out[4], out[5]
+            edge_h[e, 3], edge_h[e, 4], edge_h[e, 5] = out[6], out[7], out[8]
+    vol_g = np.empty((tet_count if volume_active else 0, 12))
+    if volume_active:
+        for t in range(tet_count):
+            a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
+            g = _volume_corner_gradients(x[a, 0], x[b, 0], x[c, 0], x[d, 0], x[a, 1], x[b, 1], x[c, 1],
+                                         x[d, 1], x[a, 2], x[b, 2], x[c, 2], x[d, 2])
+            constraint = ((x[b, 0] - x[a, 0]) * g[1] + (x[b, 1] - x[a, 1]) * g[5] + (x[b, 2] - x[a, 2]) * g[9]
+                          - six_rest[t])
+            s = volume_k[t] * constraint
+            for j in range(4):
+                vol_g[t, j], vol_g[t, 4 + j], vol_g[t, 8 + j] = g[j], g[4 + j], g[8 + j]
+                k = tets[t, j]
+                f[k, 0] -= s * g[j]
+                f[k, 1] -= s * g[4 + j]
+                f[k, 2] -= s * g[8 + j]
+    near_count = near_list.shape[0]
+    local = blocks
+    contact_h = np.empty((near_count, 6))
+    if near_count:
+        local = blocks.copy()
+        for m in range(near_count):
+            ci = near_list[m]
+            p0, p1, p2 = _contact_point(x, c_idx, c_w, ci)
+            out = _contact_force(p0, p1, p2, p_start[ci, 0], p_start[ci, 1], p_start[ci, 2], c_s[ci, 0],
+                                 c_s[ci, 1], c_s[ci, 2], c_n[ci, 0], c_n[ci, 1], c_n[ci, 2], c_depth[ci], c_k[ci],
+                                 c_mus[ci], c_muk[ci], eps, 1.0, 1.0)
+            for k in range(6):
+                contact_h[m, k] = out[3 + k]
+            for j in range(4):
+                i = c_idx[ci, j]
+                share, w2 = c_share[ci, j], c_w[ci, j] * c_w[ci, j]
+                f[i, 0] += share * out[0]
+                f[i, 1] += share * out[1]
+                f[i, 2] += share * out[2]
+                for k in range(6):
+                    local[i, k] += w2 * out[3 + k]
+    for i in range(n):
+        if inv[i] == 0.0:
+            f[i, 0] = f[i, 1] = f[i, 2] = 0.0
+    # preconditioned conjugate gradients from Δx = 0 (f is the residual)
+    step = np.zeros((n, 3))
+    z = np.empty((n, 3))
+    hp = np.empty((n, 3))
+    _global_precondition(f, z, inv, local, modes, coarse)
+    direction = z.copy()
+    rz = np.sum(f * z)
+    for iteration in range(iterations):
+        _global_product(direction, hp, masses, inv, tets, edge_ends, edge_active, volume_active, volume_k,
+                        continuum_active, mu_v, lam_v, shape_vectors, goal_k, c_idx, c_w, near_list, rot,
+                        edge_h, vol_g, contact_h, h2)
+        curvature = np.sum(direction * hp)
+        if not curvature > 0.0:
+            break
+        alpha = rz / curvature
+        step += alpha * direction
+        if iteration == iterations - 1:
+            break
+        f -= alpha * hp
+        _global_precondition(f, z, inv, local, modes, coarse)
+        rz_next = np.sum(f * z)
+        direction *= rz_next / rz
+        direction += z
+        rz = rz_next
+    for i in range(n):
+        if inv[i] > 0.0:
+            x[i, 0] += step[i, 0]
+            x[i, 1] += step[i, 1]
+            x[i, 2] += step[i, 2]
+
+
+@njit(cache=True)
+def _global_precondition(r, z, inv, local, modes, coarse):
+    """z = (the 3×3 diagonal blocks)⁻¹·r + Φ·C·Φᵀ·r (``global_solve``), zero at kinematic points."""
+    n = r.shape[0]
+    m = modes.shape[2]
+    projected = np.zeros(m)
+    for i in range(n):
+        if inv[i] > 0.0:
+            for a in range(3):
+                for k in range(m):
+                    projected[k] += modes[i, a, k] * r[i, a]
+    amounts = coarse @ projected if m else projected
+    for i in range(n):
+        if inv[i] > 0.0:
+            b = local[i]
+            z0, z1, z2 = _solve(b[0], b[1], b[2], b[3], b[4], b[5], r[i, 0], r[i, 1], r[i, 2])
+            for k in range(m):
+                z0 += modes[i, 0, k] * amounts[k]
+                z1 += modes[i, 1, k] * amounts[k]
+                z2 += modes[i, 2, k] * amounts[k]
+            z[i, 0], z[i, 1], z[i, 2] = z0, z1, z2
+        else:
+            z[i, 0] = z[i, 1] = z[i, 2] = 0.0
+
+
+@njit(cache=True)
+def _global_product(p, out, masses, inv, tets, edge_ends, edge_active, volume_active, volume_k, continuum_active,
+                    mu_v, lam_v, shape_vectors, goal_k, c_idx, c_w, near_list, rot, edge_h, vol_g, contact_h, h2):
+    """out = H·p (``global_solve``): inertia, goals, the material at its current orientation and
+    the near contacts; zero at kinematic points."""
+    n = p.shape[0]
+    for i in range(n):
+        d = masses[i] / h2 + goal_k[i]
+        out[i, 0], out[i, 1], out[i, 2] = d * p[i, 0], d * p[i, 1], d * p[i, 2]
+    if continuum_active:
+        for t in range(tets.shape[0]):
+            sv = shape_vectors[t]
+            a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
+            r = rot[t]
+            h = _tet_product((r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]),
+                             (sv[0, 0], sv[0, 1], sv[0, 2], sv[1, 0], sv[1, 1], sv[1, 2],
+                              sv[2, 0], sv[2, 1], sv[2, 2], sv[3, 0], sv[3, 1], sv[3, 2]), mu_v[t], lam_v[t],
+                             (p[a, 0], p[b, 0], p[c, 0], p[d, 0], p[a, 1], p[b, 1], p[c, 1], p[d, 1],
+                              p[a, 2], p[b, 2], p[c, 2], p[d, 2]))
+            for j in range(4):
+                k = tets[t, j]
+                out[k, 0] += h[j]
+                out[k, 1] += h[4 + j]
+                out[k, 2] += h[8 + j]
+    if edge_active:
+        for e in range(edge_ends.shape[0]):
+            i, j = edge_ends[e, 0], edge_ends[e, 1]
+            d0, d1, d2 = p[i, 0] - p[j, 0], p[i, 1] - p[j, 1], p[i, 2] - p[j, 2]
+            hb = edge_h[e]
+            v0 = hb[0] * d0 + hb[1] * d1 + hb[2] * d2
+            v1 = hb[1] * d0 + hb[3] * d1 + hb[4] * d2
+            v2 = hb[2] * d0 + hb[4] * d1 + hb[5] * d2
+            out[i, 0] += v0
+            out[i, 1] += v1
+            out[i, 2] += v2
+            out[j, 0] -= v0
+            out[j, 1] -= v1
+            out[j, 2] -= v2
+    if volume_active:
+        for t in range(tets.shape[0]):
+            g = vol_g[t]
+            s = 0.0
+            for j in range(4):
+                k = tets[t, j]
+                s += g[j] * p[k, 0] + g[4 + j] * p[k, 1] + g[8 + j] * p[k, 2]
+            s *= volume_k[t]
+            for j in range(4):
+                k = tets[t, j]
+                out[k, 0] += s * g[j]
+                out[k, 1] += s * g[4 + j]
+                out[k, 2] += s * g[8 + j]
+    for m in range(near_list.shape[0]):
+        ci = near_list[m]
+        p0, p1, p2 = _contact_point(p, c_idx, c_w, ci)
+        hb = contact_h[m]
+        v0 = hb[0] * p0 + hb[1] * p1 + hb[2] * p2
+        v1 = hb[1] * p0 + hb[3] * p1 + hb[4] * p2
+        v2 = hb[2] * p0 + hb[4] * p1 + hb[5] * p2
+        for j in range(4):
+            k = c_idx[ci, j]
+            w = c_w[ci, j]
+            out[k, 0] += w * v0
+            out[k, 1] += w * v1
+            out[k, 2] += w * v2
+    for i in range(n):
+        if inv[i] == 0.0:
+            out[i, 0] = out[i, 1] = out[i, 2] = 0.0
 
 
 @njit(inline="always")

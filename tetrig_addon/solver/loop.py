@@ -22,8 +22,9 @@ Two choices make the result hold whatever the step length:
   under a translation), so a falling body falls at g however stiff it is.
 
 Per substep: pre-solve (damping, goal damping, speed limit, y and the start x; kinematic points
-move to their goal), the translation step, ``iterations`` sweeps (alternating direction), and the
-post-solve v = (x − x_prev)/Δt. The constraint formulas live in one module per kind and are shared
+move to their goal), the translation step, the global step when ``settings.global_iterations`` > 0
+(``global_solve``: a Newton step of the whole cage, so bending travels at its true speed),
+``iterations`` sweeps (alternating direction), and the post-solve v = (x − x_prev)/Δt. The constraint formulas live in one module per kind and are shared
 by the NumPy reference (``reference.py``) and the compiled kernel (``kernel.py``), which gives the
 same positions; ``backend.py`` chooses.
 """
@@ -37,7 +38,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import colliders as collision
-from . import bending, continuum, contacts, edges, plasticity, pressure, reference, volumes
+from . import bending, continuum, contacts, edges, global_solve, plasticity, pressure, reference, volumes
 from . import goals as goal_springs
 from .model import Model, State
 from .settings import MODE_CONTINUUM, SimSettings, SurfaceMaterial
@@ -105,14 +106,16 @@ _plan_cache: dict[tuple, tuple] = {}
 
 def _material_plans(model: Model, settings: SimSettings, sim_dt: float,
                     surface: SurfaceMaterial | None) -> tuple:
-    """(edge, volume, continuum, bending, pressure) plans of ``model`` for ``settings``, the
-    ``surface`` material and the step ``sim_dt``."""
+    """(edge, volume, continuum, bending, pressure, global step) plans of ``model`` for
+    ``settings``, the ``surface`` material and the step ``sim_dt``."""
     key = (id(model), settings, sim_dt, surface)
     cached = _plan_cache.get(key)
     if cached is not None and cached[0] is model:  # the same object, not a new one at a reused id
         return cached[1]
-    plans = (edges.plan(model, settings, sim_dt, surface), volumes.plan(model, settings),
-             continuum.plan(model, settings), bending.plan(model, surface, sim_dt), pressure.plan(model, surface))
+    material = (edges.plan(model, settings, sim_dt, surface), volumes.plan(model, settings),
+                continuum.plan(model, settings))
+    plans = (*material, bending.plan(model, surface, sim_dt), pressure.plan(model, surface),
+             global_solve.plan(model, settings, sim_dt, surface, *material))
     if len(_plan_cache) >= _PLAN_CACHE_SIZE:
         _plan_cache.pop(next(iter(_plan_cache)))
     _plan_cache[key] = (model, plans)

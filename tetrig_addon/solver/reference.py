@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bending, continuum, contacts, edges, goals, pressure, volumes
+from . import bending, continuum, contacts, edges, global_solve, goals, pressure, volumes
 from .bending import BendingPlan
 from .contacts import ContactPlan
 from .continuum import ContinuumPlan
 from .edges import EdgePlan
+from .global_solve import GlobalPlan
 from .goals import GoalPlan
 from .linear3 import solve_symmetric
 from .model import Model, State
@@ -30,7 +31,8 @@ CONTACT_NEWTON_STEPS = 3
 
 def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, edge_plan: EdgePlan,
             volume_plan: VolumePlan, continuum_plan: ContinuumPlan, bending_plan: BendingPlan,
-            pressure_plan: PressurePlan, goal_plan: GoalPlan, contact_plan: ContactPlan) -> State:
+            pressure_plan: PressurePlan, global_plan: GlobalPlan, goal_plan: GoalPlan,
+            contact_plan: ContactPlan) -> State:
     """One frame of ``settings.substeps`` substeps from ``state`` (not modified); see ``loop.step``."""
     x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
     substeps = settings.substeps
@@ -70,6 +72,9 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
             _coarse_step(model, x, y, q, free, h2, goal, p_start, near, eps, *plans)
         if pressure_plan.active:
             _pressure_step(model, x, y, free, h2, pressure_plan)
+        if global_plan.active:
+            _global_step(model, x, y, q, free, h2, goal, p_start, near, eps, edge_plan, volume_plan,
+                         continuum_plan, goal_plan, contact_plan, global_plan)
         gas = _gas(model, x, pressure_plan)[:2]  # E' and E'' for the sweeps (``pressure``)
         for sweep in range(settings.iterations):
             colours = range(topo.color_count) if sweep % 2 == 0 else range(topo.color_count - 1, -1, -1)
@@ -324,3 +329,116 @@ def _pressure_step(model: Model, x: np.ndarray, y: np.ndarray, free: np.ndarray,
     weight = float(np.einsum("i,ij,ij->", w, g, g))
     slope = float(np.einsum("ij,ij->", (x - y)[free], g[free]))
     x += pressure.step_length(slope, e1, e2, weight, h2) * w[:, None] * g
+
+
+def _global_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free: np.ndarray, h2: float,
+                 goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float, edge_plan: EdgePlan,
+                 volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
+                 contact_plan: ContactPlan, plan: GlobalPlan) -> None:
+    """The global step (``global_solve``): ``plan.iterations`` PCG iterations on H·Δx = −∇G from
+    Δx = 0, then x ← x + Δx; the continuum tets' rotations converge first (written to ``q``)."""
+    tets = model.tets
+    inertia = model.masses / h2 + goal_plan.stiffness
+    d = x - goal
+    f0, f1, f2, _ = goals.force(d[:, 0], d[:, 1], d[:, 2], goal_plan.stiffness)
+    f = np.stack([f0, f1, f2], axis=1) - (model.masses / h2)[:, None] * (x - y)
+    coords = _tet_coordinates(x, tets)
+    product = []  # the material's H·p, element by element
+    if continuum_plan.active:
+        b = tuple(continuum_plan.shape_vectors.reshape(-1, 12).T)
+        rot = tuple(q[:, k] for k in range(4))
+        deformation = continuum.deformation_gradient(*(coords + [b]))
+        for _ in range(global_solve.ROTATION_CALLS):
+            rot = continuum.extract_rotation(deformation, *rot)
+        q[:] = np.stack(rot, axis=1)
+        r = continuum.rotation_matrix(*rot)
+        mu_v, lam_v = continuum_plan.mu_volumes, continuum_plan.lambda_volumes
+        stress = np.stack(continuum.stress(deformation, r, mu_v, lam_v)[0], axis=-1).reshape(-1, 3, 3)
+        np.add.at(f, tets, -np.einsum("tab,tjb->tja", stress, continuum_plan.shape_vectors))
+
+        def tet_part(p: np.ndarray) -> None:
+            part = global_solve.tet_product(r, b, mu_v, lam_v, _tet_coordinates(p, tets))
+            np.add.at(out[0], tets, np.stack(part, axis=-1).reshape(-1, 3, 4).transpose(0, 2, 1))
+        product.append(tet_part)
+    if edge_plan.active:
+        ends = model.edges
+        dd = x[ends[:, 0]] - x[ends[:, 1]]
+        spring = edges.force(dd[:, 0], dd[:, 1], dd[:, 2], model.rest_lengths, edge_plan.stiffness)
+        fe = np.stack(spring[:3], axis=1)
+        np.add.at(f, ends[:, 0], fe)
+        np.add.at(f, ends[:, 1], -fe)
+        block = _symmetric(spring[3:])
+
+        def edge_part(p: np.ndarray) -> None:
+            hv = np.einsum("eab,eb->ea", block, p[ends[:, 0]] - p[ends[:, 1]])
+            np.add.at(out[0], ends[:, 0], hv)
+            np.add.at(out[0], ends[:, 1], -hv)
+        product.append(edge_part)
+    if volume_plan.active:
+        g = np.stack(volumes.corner_gradients(*coords), axis=-1).reshape(-1, 3, 4).transpose(0, 2, 1)
+        corners = x[tets]
+        constraint = np.einsum("ta,ta->t", corners[:, 1] - corners[:, 0], g[:, 1]) - volume_plan.six_rest_volumes
+        k = volume_plan.stiffness
+        np.add.at(f, tets, -(k * constraint)[:, None, None] * g)
+
+        def volume_part(p: np.ndarray) -> None:
+            s = np.einsum("tja,tja->t", g, p[tets])
+            np.add.at(out[0], tets, (k * s)[:, None, None] * g)
+        product.append(volume_part)
+    blocks = plan.blocks
+    ids = np.flatnonzero(near)
+    if ids.shape[0]:
+        c = contact_plan
+        w = c.weights[ids]
+        contact = _contact_force(x, c, p_start, eps, ids, np.ones(ids.shape[0]), np.ones(ids.shape[0]))
+        np.add.at(f, c.indices[ids], c.shares[ids, :, None] * np.stack(contact[:3], axis=1)[:, None, :])
+        stiff = _symmetric(contact[3:])
+        blocks = blocks.copy()
+        np.add.at(blocks, c.indices[ids], (w * w)[:, :, None] * np.stack(contact[3:], axis=1)[:, None, :])
+
+        def contact_part(p: np.ndarray) -> None:
+            a = np.einsum("cab,cb->ca", stiff, np.einsum("ck,cka->ca", w, p[c.indices[ids]]))
+            np.add.at(out[0], c.indices[ids], w[:, :, None] * a[:, None, :])
+        product.append(contact_part)
+    f[~free] = 0.0
+
+    def multiply(p: np.ndarray) -> np.ndarray:
+        out[0] = inertia[:, None] * p
+        for part in product:
+            part(p)
+        out[0][~free] = 0.0
+        return out[0]
+
+    def precondition(r: np.ndarray) -> np.ndarray:
+        coarse = plan.coarse @ np.einsum("iam,ia->m", plan.modes, r)
+        local = np.stack(solve_symmetric(*blocks.T, *r.T), axis=1)
+        return local + np.einsum("iam,m->ia", plan.modes, coarse)
+
+    out = [np.zeros_like(x)]
+    step = np.zeros_like(x)
+    residual = f
+    z = precondition(residual)
+    direction = z
+    rz = float(np.einsum("ia,ia->", residual, z))
+    for iteration in range(plan.iterations):
+        hp = multiply(direction)
+        curvature = float(np.einsum("ia,ia->", direction, hp))
+        if not curvature > 0.0:
+            break
+        alpha = rz / curvature
+        step = step + alpha * direction
+        if iteration == plan.iterations - 1:
+            break
+        residual = residual - alpha * hp
+        z = precondition(residual)
+        rz_next = float(np.einsum("ia,ia->", residual, z))
+        direction = z + (rz_next / rz) * direction
+        rz = rz_next
+    x[free] += step[free]
+
+
+def _symmetric(h: tuple) -> np.ndarray:
+    """float64 [k, 3, 3] from the six entries (H₀₀, H₀₁, H₀₂, H₁₁, H₁₂, H₂₂) of k symmetric blocks."""
+    h00, h01, h02, h11, h12, h22 = (np.broadcast_to(np.asarray(v, dtype=np.float64), np.shape(h[0])) for v in h)
+    return np.stack([np.stack([h00, h01, h02], -1), np.stack([h01, h11, h12], -1),
+                     np.stack([h02, h12, h22], -1)], -2)

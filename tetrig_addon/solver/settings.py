@@ -46,6 +46,9 @@ class SimSettings:
         substeps: simulation steps per frame (≥ 1); the Blender layer derives it from a rate in
             steps per second (``substeps_for``), so frame rates share the same step.
         iterations: block-descent sweeps per substep (≥ 1).
+        global_iterations: conjugate-gradient iterations of the global step before the sweeps of
+            each substep (``global_solve``; cages in the Springs and Continuum modes), ≥ 0; 0 turns
+            it off.
         gravity: float [3] [m/s²], world space.
         ground_height: world z of the ground plane [m], or ``None`` for no ground.
         ground_friction: kinetic Coulomb friction coefficient μ_k of the ground (≥ 0).
@@ -68,6 +71,7 @@ class SimSettings:
     damping: float = 1.0
     substeps: int = 10
     iterations: int = 1
+    global_iterations: int = 0
     gravity: tuple = (0.0, 0.0, -9.81)
     ground_height: float | None = None
     ground_friction: float = 0.5
@@ -82,6 +86,8 @@ class SimSettings:
             raise TetRigInputError(f"Unknown solver mode {self.mode!r}; use one of {MODES}.")
         if self.substeps < 1 or self.iterations < 1:
             raise TetRigInputError("Substeps and iterations must be at least 1.")
+        if self.global_iterations < 0:
+            raise TetRigInputError("Global iterations must be zero or more.")
         if not (self.youngs_modulus > 0.0 and self.volume_stiffness > 0.0):
             raise TetRigInputError("Stiffness must be positive.")
         if not 0.0 <= self.stiffness <= 1.0:

@@ -73,3 +73,18 @@ def tet_force(x0, x1, x2, x3, y0, y1, y2, y3, z0, z1, z2, z3, m0, m1, m2, m3, si
     s = -k * c
     return (s * a0, s * a1, s * a2,
             k * a0 * a0, k * a0 * a1, k * a0 * a2, k * a1 * a1, k * a1 * a2, k * a2 * a2)
+
+
+def corner_gradients(x0, x1, x2, x3, y0, y1, y2, y3, z0, z1, z2, z3):
+    """∂(6V)/∂xⱼ of a tet for its four corners from their x, y, z: 12 values, x of corners 0-3,
+    then y, then z (the order of ``continuum.deformation_gradient``'s arguments); the global step's
+    (``global_solve``). The same cross products as ``tet_force``, which sums them under a mask
+    (each formula spells its arithmetic out: the kernel inlines them one by one)."""
+    e10, e11, e12 = x1 - x0, y1 - y0, z1 - z0
+    e20, e21, e22 = x2 - x0, y2 - y0, z2 - z0
+    e30, e31, e32 = x3 - x0, y3 - y0, z3 - z0
+    g10, g11, g12 = e21 * e32 - e22 * e31, e22 * e30 - e20 * e32, e20 * e31 - e21 * e30  # e2 × e3
+    g20, g21, g22 = e31 * e12 - e32 * e11, e32 * e10 - e30 * e12, e30 * e11 - e31 * e10  # e3 × e1
+    g30, g31, g32 = e11 * e22 - e12 * e21, e12 * e20 - e10 * e22, e10 * e21 - e11 * e20  # e1 × e2
+    return (-(g10 + g20 + g30), g10, g20, g30, -(g11 + g21 + g31), g11, g21, g31,
+            -(g12 + g22 + g32), g12, g22, g32)
