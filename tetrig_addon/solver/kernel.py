@@ -83,7 +83,8 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
             bending_plan.stiffness, model.rest_angles, t.boundary_hinges)
     gas = (pressure_plan.active, model.triangles, t.triangle_offsets, t.triangle_ids, t.triangle_corners,
            float(pressure_plan.pressure), float(pressure_plan.rest_volume))
-    glob = (global_plan.active, global_plan.iterations, global_plan.blocks, global_plan.modes, global_plan.coarse)
+    glob = (global_plan.active, global_plan.iterations, global_plan.blocks, global_plan.modes, global_plan.coarse,
+            float(global_plan.step_limit), global_plan.floating)
     _frame(x, v, q, model.masses, model.inverse_masses, model.edges, model.rest_lengths, model.tets,
            t.color_points, t.color_offsets, t.edge_offsets, t.edge_ids, t.edge_others,
            t.tet_offsets, t.tet_ids, t.tet_corners, t.tet_faces, t.boundary_edges, t.boundary_tets,
@@ -232,7 +233,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
             _pressure_step(x, y, inv, gas_g, e1, e2, h2)
             e1, e2 = _gas(_volume_gradients(x, gas, gas_g), gas[5], gas[6])
         if glob[0]:
-            _global_step(x, y, q, masses, inv, tets, edge_ends, rest_lengths, edge_active, edge_k,
+            _global_step(x, y, q, masses, inv, components, tets, edge_ends, rest_lengths, edge_active, edge_k,
                          volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors,
                          goal_k, goal, c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk,
                          near_list[:near_count], p_start, h2, eps, glob)
@@ -580,22 +581,36 @@ def _coarse_step(x, y, q, masses, inv, edge_ends, rest_lengths, tets, boundary_e
 
 
 @njit(cache=True)
-def _global_step(x, y, q, masses, inv, tets, edge_ends, rest_lengths, edge_active, edge_k, volume_active,
-                 volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal, c_idx, c_w,
-                 c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, near_list, p_start, h2, eps, glob):
-    """The global step (``global_solve``; ``reference._global_step`` in NumPy), in place on x and q."""
+def _global_step(x, y, q, masses, inv, components, tets, edge_ends, rest_lengths, edge_active, edge_k,
+                 volume_active, volume_k, six_rest, continuum_active, mu_v, lam_v, shape_vectors, goal_k, goal,
+                 c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, near_list, p_start, h2, eps, glob):
+    """The global step (``global_solve``; ``reference._global_step`` in NumPy), in place on x and q;
+    nothing while a tet is inverted."""
     n = x.shape[0]
-    iterations, blocks, modes, coarse = glob[1], glob[2], glob[3], glob[4]
+    tet_count = tets.shape[0]
+    six_volumes = np.empty(tet_count)
+    for t in range(tet_count):
+        a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
+        e10, e11, e12 = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
+        e20, e21, e22 = x[c, 0] - x[a, 0], x[c, 1] - x[a, 1], x[c, 2] - x[a, 2]
+        e30, e31, e32 = x[d, 0] - x[a, 0], x[d, 1] - x[a, 1], x[d, 2] - x[a, 2]
+        six_volumes[t] = (e10 * (e21 * e32 - e22 * e31) + e11 * (e22 * e30 - e20 * e32)
+                          + e12 * (e20 * e31 - e21 * e30))
+        if not six_volumes[t] > 0.0:
+            return
+    iterations, blocks, modes, coarse, step_limit, floating = glob[1], glob[2], glob[3], glob[4], glob[5], glob[6]
+    moving = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        moving[i] = inv[i] > 0.0
     f = np.zeros((n, 3))
     for i in range(n):
-        if inv[i] > 0.0:
+        if moving[i]:
             mh = masses[i] / h2
             a0, a1, a2, _ = _goal_force(x[i, 0] - goal[i, 0], x[i, 1] - goal[i, 1], x[i, 2] - goal[i, 2],
                                         goal_k[i])
             f[i, 0] = a0 - mh * (x[i, 0] - y[i, 0])
             f[i, 1] = a1 - mh * (x[i, 1] - y[i, 1])
             f[i, 2] = a2 - mh * (x[i, 2] - y[i, 2])
-    tet_count = tets.shape[0]
     rot = np.empty((tet_count if continuum_active else 0, 9))
     if continuum_active:
         for t in range(tet_count):
@@ -638,9 +653,7 @@ def _global_step(x, y, q, masses, inv, tets, edge_ends, rest_lengths, edge_activ
             a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
             g = _volume_corner_gradients(x[a, 0], x[b, 0], x[c, 0], x[d, 0], x[a, 1], x[b, 1], x[c, 1],
                                          x[d, 1], x[a, 2], x[b, 2], x[c, 2], x[d, 2])
-            constraint = ((x[b, 0] - x[a, 0]) * g[1] + (x[b, 1] - x[a, 1]) * g[5] + (x[b, 2] - x[a, 2]) * g[9]
-                          - six_rest[t])
-            s = volume_k[t] * constraint
+            s = volume_k[t] * (six_volumes[t] - six_rest[t])
             for j in range(4):
                 vol_g[t, j], vol_g[t, 4 + j], vol_g[t, 8 + j] = g[j], g[4 + j], g[8 + j]
                 k = tets[t, j]
@@ -669,19 +682,19 @@ def _global_step(x, y, q, masses, inv, tets, edge_ends, rest_lengths, edge_activ
                 for k in range(6):
                     local[i, k] += w2 * out[3 + k]
     for i in range(n):
-        if inv[i] == 0.0:
+        if not moving[i]:
             f[i, 0] = f[i, 1] = f[i, 2] = 0.0
     # preconditioned conjugate gradients from Δx = 0 (f is the residual)
     step = np.zeros((n, 3))
     z = np.empty((n, 3))
     hp = np.empty((n, 3))
-    _global_precondition(f, z, inv, local, modes, coarse)
+    _global_precondition(f, z, moving, local, modes, coarse)
     direction = z.copy()
     rz = np.sum(f * z)
     for iteration in range(iterations):
-        _global_product(direction, hp, masses, inv, tets, edge_ends, edge_active, volume_active, volume_k,
-                        continuum_active, mu_v, lam_v, shape_vectors, goal_k, c_idx, c_w, near_list, rot,
-                        edge_h, vol_g, contact_h, h2)
+        _global_product(direction, hp, masses, moving, tets, edge_ends, edge_active, volume_active, volume_k,
+                        continuum_active, mu_v, lam_v, shape_vectors, goal_k, c_idx, c_w, near_list, rot, edge_h,
+                        vol_g, contact_h, h2)
         curvature = np.sum(direction * hp)
         if not curvature > 0.0:
             break
@@ -690,32 +703,87 @@ def _global_step(x, y, q, masses, inv, tets, edge_ends, rest_lengths, edge_activ
         if iteration == iterations - 1:
             break
         f -= alpha * hp
-        _global_precondition(f, z, inv, local, modes, coarse)
+        _global_precondition(f, z, moving, local, modes, coarse)
         rz_next = np.sum(f * z)
         direction *= rz_next / rz
         direction += z
         rz = rz_next
+    _drop_rigid_motion(x, step, masses, moving, components, floating)
+    longest = 0.0
     for i in range(n):
-        if inv[i] > 0.0:
-            x[i, 0] += step[i, 0]
-            x[i, 1] += step[i, 1]
-            x[i, 2] += step[i, 2]
+        longest = max(longest, step[i, 0] * step[i, 0] + step[i, 1] * step[i, 1] + step[i, 2] * step[i, 2])
+    longest = math.sqrt(longest)
+    scale = step_limit / longest if longest > step_limit else 1.0
+    for i in range(n):
+        if moving[i]:
+            x[i, 0] += scale * step[i, 0]
+            x[i, 1] += scale * step[i, 1]
+            x[i, 2] += scale * step[i, 2]
 
 
 @njit(cache=True)
-def _global_precondition(r, z, inv, local, modes, coarse):
-    """z = (the 3×3 diagonal blocks)⁻¹·r + Φ·C·Φᵀ·r (``global_solve``), zero at kinematic points."""
+def _drop_rigid_motion(x, step, masses, moving, components, floating):
+    """``reference._drop_rigid_motion``: the mass-weighted translation and rotation of ``step`` taken
+    out on the moving points of each floating body (in place)."""
+    count = floating.shape[0]
+    sums = np.zeros((count, 7))  # Σm, Σm·x, Σm·Δx
+    for i in range(x.shape[0]):
+        c = components[i]
+        if moving[i] and c >= 0 and floating[c]:
+            m = masses[i]
+            sums[c, 0] += m
+            for a in range(3):
+                sums[c, 1 + a] += m * x[i, a]
+                sums[c, 4 + a] += m * step[i, a]
+    moments = np.zeros((count, 9))  # Σm·r×Δx, then the inertia tensor's six entries
+    for i in range(x.shape[0]):
+        c = components[i]
+        if moving[i] and c >= 0 and floating[c]:
+            m = masses[i]
+            r0, r1, r2 = (x[i, 0] - sums[c, 1] / sums[c, 0], x[i, 1] - sums[c, 2] / sums[c, 0],
+                          x[i, 2] - sums[c, 3] / sums[c, 0])
+            s0, s1, s2 = step[i, 0], step[i, 1], step[i, 2]
+            moments[c, 0] += m * (r1 * s2 - r2 * s1)
+            moments[c, 1] += m * (r2 * s0 - r0 * s2)
+            moments[c, 2] += m * (r0 * s1 - r1 * s0)
+            rr = r0 * r0 + r1 * r1 + r2 * r2
+            moments[c, 3] += m * (rr - r0 * r0)
+            moments[c, 4] -= m * r0 * r1
+            moments[c, 5] -= m * r0 * r2
+            moments[c, 6] += m * (rr - r1 * r1)
+            moments[c, 7] -= m * r1 * r2
+            moments[c, 8] += m * (rr - r2 * r2)
+    omega = np.zeros((count, 3))
+    for c in range(count):
+        if sums[c, 0] > 0.0:
+            mo = moments[c]
+            omega[c, 0], omega[c, 1], omega[c, 2] = _solve(mo[3], mo[4], mo[5], mo[6], mo[7], mo[8],
+                                                           mo[0], mo[1], mo[2])
+    for i in range(x.shape[0]):
+        c = components[i]
+        if moving[i] and c >= 0 and floating[c]:
+            total = sums[c, 0]
+            r0, r1, r2 = (x[i, 0] - sums[c, 1] / total, x[i, 1] - sums[c, 2] / total, x[i, 2] - sums[c, 3] / total)
+            w0, w1, w2 = omega[c, 0], omega[c, 1], omega[c, 2]
+            step[i, 0] -= sums[c, 4] / total + (w1 * r2 - w2 * r1)
+            step[i, 1] -= sums[c, 5] / total + (w2 * r0 - w0 * r2)
+            step[i, 2] -= sums[c, 6] / total + (w0 * r1 - w1 * r0)
+
+
+@njit(cache=True)
+def _global_precondition(r, z, moving, local, modes, coarse):
+    """z = (the 3×3 diagonal blocks)⁻¹·r + Φ·C·Φᵀ·r (``global_solve``), zero where not ``moving``."""
     n = r.shape[0]
     m = modes.shape[2]
     projected = np.zeros(m)
     for i in range(n):
-        if inv[i] > 0.0:
+        if moving[i]:
             for a in range(3):
                 for k in range(m):
                     projected[k] += modes[i, a, k] * r[i, a]
     amounts = coarse @ projected if m else projected
     for i in range(n):
-        if inv[i] > 0.0:
+        if moving[i]:
             b = local[i]
             z0, z1, z2 = _solve(b[0], b[1], b[2], b[3], b[4], b[5], r[i, 0], r[i, 1], r[i, 2])
             for k in range(m):
@@ -728,10 +796,11 @@ def _global_precondition(r, z, inv, local, modes, coarse):
 
 
 @njit(cache=True)
-def _global_product(p, out, masses, inv, tets, edge_ends, edge_active, volume_active, volume_k, continuum_active,
-                    mu_v, lam_v, shape_vectors, goal_k, c_idx, c_w, near_list, rot, edge_h, vol_g, contact_h, h2):
+def _global_product(p, out, masses, moving, tets, edge_ends, edge_active, volume_active, volume_k,
+                    continuum_active, mu_v, lam_v, shape_vectors, goal_k, c_idx, c_w, near_list, rot, edge_h, vol_g,
+                    contact_h, h2):
     """out = H·p (``global_solve``): inertia, goals, the material at its current orientation and
-    the near contacts; zero at kinematic points."""
+    the near contacts; zero where not ``moving``."""
     n = p.shape[0]
     for i in range(n):
         d = masses[i] / h2 + goal_k[i]
@@ -792,7 +861,7 @@ def _global_product(p, out, masses, inv, tets, edge_ends, edge_active, volume_ac
             out[k, 1] += w * v1
             out[k, 2] += w * v2
     for i in range(n):
-        if inv[i] == 0.0:
+        if not moving[i]:
             out[i, 0] = out[i, 1] = out[i, 2] = 0.0
 
 

@@ -73,8 +73,8 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
         if pressure_plan.active:
             _pressure_step(model, x, y, free, h2, pressure_plan)
         if global_plan.active:
-            _global_step(model, x, y, q, free, h2, goal, p_start, near, eps, edge_plan, volume_plan,
-                         continuum_plan, goal_plan, contact_plan, global_plan)
+            _global_step(model, x, y, q, free, h2, goal, p_start, near, eps, edge_plan, volume_plan, continuum_plan,
+                         goal_plan, contact_plan, global_plan)
         gas = _gas(model, x, pressure_plan)[:2]  # E' and E'' for the sweeps (``pressure``)
         for sweep in range(settings.iterations):
             colours = range(topo.color_count) if sweep % 2 == 0 else range(topo.color_count - 1, -1, -1)
@@ -331,18 +331,25 @@ def _pressure_step(model: Model, x: np.ndarray, y: np.ndarray, free: np.ndarray,
     x += pressure.step_length(slope, e1, e2, weight, h2) * w[:, None] * g
 
 
-def _global_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free: np.ndarray, h2: float,
+def _global_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, moving: np.ndarray, h2: float,
                  goal: np.ndarray, p_start: np.ndarray, near: np.ndarray, eps: float, edge_plan: EdgePlan,
                  volume_plan: VolumePlan, continuum_plan: ContinuumPlan, goal_plan: GoalPlan,
                  contact_plan: ContactPlan, plan: GlobalPlan) -> None:
-    """The global step (``global_solve``): ``plan.iterations`` PCG iterations on H·Δx = −∇G from
-    Δx = 0, then x ← x + Δx; the continuum tets' rotations converge first (written to ``q``)."""
+    """The global step (``global_solve``) of the free points ``moving``: ``plan.iterations`` PCG
+    iterations on H·Δx = −∇G from Δx = 0, the rigid motion of floating bodies taken out, then
+    x ← x + Δx (scaled down to ``plan.step_limit``); nothing while a tet is inverted. The
+    continuum tets' rotations converge first (written to ``q``)."""
     tets = model.tets
+    coords = _tet_coordinates(x, tets)
+    corners = x[tets]
+    six_volumes = np.einsum("ta,ta->t", corners[:, 1] - corners[:, 0],
+                            np.cross(corners[:, 2] - corners[:, 0], corners[:, 3] - corners[:, 0]))
+    if not (six_volumes > 0.0).all():
+        return
     inertia = model.masses / h2 + goal_plan.stiffness
     d = x - goal
     f0, f1, f2, _ = goals.force(d[:, 0], d[:, 1], d[:, 2], goal_plan.stiffness)
     f = np.stack([f0, f1, f2], axis=1) - (model.masses / h2)[:, None] * (x - y)
-    coords = _tet_coordinates(x, tets)
     product = []  # the material's H·p, element by element
     if continuum_plan.active:
         b = tuple(continuum_plan.shape_vectors.reshape(-1, 12).T)
@@ -376,10 +383,8 @@ def _global_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free
         product.append(edge_part)
     if volume_plan.active:
         g = np.stack(volumes.corner_gradients(*coords), axis=-1).reshape(-1, 3, 4).transpose(0, 2, 1)
-        corners = x[tets]
-        constraint = np.einsum("ta,ta->t", corners[:, 1] - corners[:, 0], g[:, 1]) - volume_plan.six_rest_volumes
         k = volume_plan.stiffness
-        np.add.at(f, tets, -(k * constraint)[:, None, None] * g)
+        np.add.at(f, tets, -(k * (six_volumes - volume_plan.six_rest_volumes))[:, None, None] * g)
 
         def volume_part(p: np.ndarray) -> None:
             s = np.einsum("tja,tja->t", g, p[tets])
@@ -390,29 +395,30 @@ def _global_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free
     if ids.shape[0]:
         c = contact_plan
         w = c.weights[ids]
-        contact = _contact_force(x, c, p_start, eps, ids, np.ones(ids.shape[0]), np.ones(ids.shape[0]))
-        np.add.at(f, c.indices[ids], c.shares[ids, :, None] * np.stack(contact[:3], axis=1)[:, None, :])
-        stiff = _symmetric(contact[3:])
+        cf = _contact_force(x, c, p_start, eps, ids, np.ones(ids.shape[0]), np.ones(ids.shape[0]))
+        np.add.at(f, c.indices[ids], c.shares[ids, :, None] * np.stack(cf[:3], axis=1)[:, None, :])
+        stiff = _symmetric(cf[3:])
         blocks = blocks.copy()
-        np.add.at(blocks, c.indices[ids], (w * w)[:, :, None] * np.stack(contact[3:], axis=1)[:, None, :])
+        np.add.at(blocks, c.indices[ids], (w * w)[:, :, None] * np.stack(cf[3:], axis=1)[:, None, :])
 
         def contact_part(p: np.ndarray) -> None:
             a = np.einsum("cab,cb->ca", stiff, np.einsum("ck,cka->ca", w, p[c.indices[ids]]))
             np.add.at(out[0], c.indices[ids], w[:, :, None] * a[:, None, :])
         product.append(contact_part)
-    f[~free] = 0.0
+    f[~moving] = 0.0
 
     def multiply(p: np.ndarray) -> np.ndarray:
         out[0] = inertia[:, None] * p
         for part in product:
             part(p)
-        out[0][~free] = 0.0
+        out[0][~moving] = 0.0
         return out[0]
 
     def precondition(r: np.ndarray) -> np.ndarray:
         coarse = plan.coarse @ np.einsum("iam,ia->m", plan.modes, r)
-        local = np.stack(solve_symmetric(*blocks.T, *r.T), axis=1)
-        return local + np.einsum("iam,m->ia", plan.modes, coarse)
+        z = np.stack(solve_symmetric(*blocks.T, *r.T), axis=1) + np.einsum("iam,m->ia", plan.modes, coarse)
+        z[~moving] = 0.0
+        return z
 
     out = [np.zeros_like(x)]
     step = np.zeros_like(x)
@@ -434,7 +440,29 @@ def _global_step(model: Model, x: np.ndarray, y: np.ndarray, q: np.ndarray, free
         rz_next = float(np.einsum("ia,ia->", residual, z))
         direction = z + (rz_next / rz) * direction
         rz = rz_next
-    x[free] += step[free]
+    _drop_rigid_motion(model, x, step, moving, plan.floating)
+    longest = float(np.sqrt(np.einsum("ia,ia->i", step, step).max(initial=0.0)))
+    scale = plan.step_limit / longest if longest > plan.step_limit else 1.0
+    x[moving] += scale * step[moving]
+
+
+def _drop_rigid_motion(model: Model, x: np.ndarray, step: np.ndarray, moving: np.ndarray,
+                       floating: np.ndarray) -> None:
+    """Take the mass-weighted translation t and rotation ω out of ``step`` (in place) on the
+    moving points of each floating body: Σm·Δx = 0 and Σm·(x − c)×Δx = 0 afterwards."""
+    body = model.topology.components
+    for c in np.flatnonzero(floating):
+        points = np.flatnonzero(moving & (body == c))
+        if points.shape[0] == 0:
+            continue
+        m = model.masses[points]
+        r = x[points] - (m @ x[points]) / m.sum()
+        t = (m @ step[points]) / m.sum()
+        momentum = np.einsum("i,ia->a", m, np.cross(r, step[points]))
+        inertia = np.einsum("i,i->", m, np.einsum("ia,ia->i", r, r)) * np.eye(3) - np.einsum("i,ia,ib->ab", m, r, r)
+        omega = np.array(solve_symmetric(inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
+                                         inertia[2, 2], *momentum))
+        step[points] -= t + np.cross(omega, r)
 
 
 def _symmetric(h: tuple) -> np.ndarray:
