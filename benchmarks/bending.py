@@ -36,6 +36,7 @@ FPS = 24
 DEFAULT_RATE = solver.DEFAULT_STEPS_PER_SECOND
 REFERENCE_RATE = 100 * DEFAULT_RATE
 POISSON = 0.3
+TITLE = "# Bending at its true speed (issue 24)"
 # The table's place in the output file (``write_table``).
 TABLE_START = "<!-- bending.py table -->"
 TABLE_END = "<!-- end of bending.py table -->"
@@ -102,8 +103,7 @@ def main() -> None:
                           f"reference {1000 * reference[0]:6.1f} mm at {reference[1]:.3f} s, end "
                           f"{1000 * reference[2]:6.1f} mm | error " + " / ".join(f"{e:+.0f} %" for e in errors)
                           + f" | {seconds:.2f} s", flush=True)
-    lines = ["# Bending at its true speed (issue 24)", "",
-             f"`benchmarks/bending.py --seconds {args.seconds:g} --global-iterations {args.global_iterations}`, "
+    lines = [f"`benchmarks/bending.py --seconds {args.seconds:g} --global-iterations {args.global_iterations}`, "
              f"{time.strftime('%Y-%m-%d')}, {platform.machine()}, compiled kernel. Tip sag of the pinned bar at "
              f"{DEFAULT_RATE:g} steps/s and 1 sweep, with the Global Iterations given (0 = the block descent "
              f"alone), against the reference ({REFERENCE_RATE:g} steps/s, 1 sweep, no global step); first peak = "
@@ -130,6 +130,8 @@ def write_table(path: str, table: str) -> None:
     if TABLE_START in text and TABLE_END in text:
         head, rest = text.split(TABLE_START, 1)
         table = head + TABLE_START + "\n" + table + TABLE_END + rest.split(TABLE_END, 1)[1]
+    else:
+        table = f"{TITLE}\n\n{TABLE_START}\n{table}{TABLE_END}\n"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(table)
 

@@ -24,6 +24,7 @@ def cantilever(bpy):
     bm = bmesh.new()
     bmesh.ops.create_cube(bm, size=1.0)
     bmesh.ops.subdivide_edges(bm, edges=bm.edges[:], cuts=10, use_grid_fill=True)
+    bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-6)  # the cube's faces share their edges
     bmesh.ops.scale(bm, vec=(1.0, 0.1, 0.1), verts=bm.verts[:])
     bmesh.ops.translate(bm, vec=(0.5, 0.0, 1.0), verts=bm.verts[:])
     bm.to_mesh(mesh)
