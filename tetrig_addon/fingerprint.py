@@ -17,6 +17,10 @@ import numpy as np
 
 # Bump when the encoding changes: every stored fingerprint then reads as outdated.
 ENCODING_VERSION = b"tetrig-fingerprint-1"
+# A dataclass field added after bakes were stored carries ``metadata={OMIT_AT_DEFAULT: True}``: at
+# its default value it is left out of the digest, so a bake stored before it existed, whose
+# simulation equals the default's, does not read as outdated.
+OMIT_AT_DEFAULT = "fingerprint_omit_at_default"
 
 
 def _encode(value: Any, out: list[bytes]) -> None:
@@ -43,8 +47,11 @@ def _encode(value: Any, out: list[bytes]) -> None:
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         out.append(b"D" + type(value).__name__.encode() + b"(")
         for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if f.metadata.get(OMIT_AT_DEFAULT) and item == f.default:
+                continue
             _encode(f.name, out)
-            _encode(getattr(value, f.name), out)
+            _encode(item, out)
         out.append(b");")
     elif isinstance(value, (tuple, list)):
         out.append(b"T" + str(len(value)).encode() + b"(")

@@ -66,6 +66,7 @@ _volume_corner = _scalar(pressure.corner_gradient)
 _gas_force = _scalar(pressure.force)
 _gas_step_length = _scalar(pressure.step_length)
 _tet_product = _scalar(global_solve.tet_product)
+_rotation_step = _scalar(global_solve.rotation_step)
 _volume_corner_gradients = _scalar(volumes.corner_gradients)
 
 
@@ -84,7 +85,7 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     gas = (pressure_plan.active, model.triangles, t.triangle_offsets, t.triangle_ids, t.triangle_corners,
            float(pressure_plan.pressure), float(pressure_plan.rest_volume))
     glob = (global_plan.active, global_plan.iterations, global_plan.blocks, global_plan.modes, global_plan.coarse,
-            float(global_plan.step_limit), global_plan.floating)
+            float(global_plan.step_limit), global_plan.floating, global_plan.shape_vectors)
     _frame(x, v, q, model.masses, model.inverse_masses, model.edges, model.rest_lengths, model.tets,
            t.color_points, t.color_offsets, t.edge_offsets, t.edge_ids, t.edge_others,
            t.tet_offsets, t.tet_ids, t.tet_corners, t.tet_faces, t.boundary_edges, t.boundary_tets,
@@ -611,28 +612,33 @@ def _global_step(x, y, q, masses, inv, components, tets, edge_ends, rest_lengths
             f[i, 0] = a0 - mh * (x[i, 0] - y[i, 0])
             f[i, 1] = a1 - mh * (x[i, 1] - y[i, 1])
             f[i, 2] = a2 - mh * (x[i, 2] - y[i, 2])
+    # every tet's rotation: converged for the continuum's forces; one cheap step for the springs'
+    # tets, which only turn the preconditioner (``global_solve``)
     rot = np.empty((tet_count if continuum_active else 0, 9))
-    if continuum_active:
-        for t in range(tet_count):
-            sv = shape_vectors[t]
-            a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
-            fg = _deformation_gradient(x[a, 0], x[b, 0], x[c, 0], x[d, 0], x[a, 1], x[b, 1], x[c, 1], x[d, 1],
-                                       x[a, 2], x[b, 2], x[c, 2], x[d, 2],
-                                       (sv[0, 0], sv[0, 1], sv[0, 2], sv[1, 0], sv[1, 1], sv[1, 2],
-                                        sv[2, 0], sv[2, 1], sv[2, 2], sv[3, 0], sv[3, 1], sv[3, 2]))
-            qw, qx, qy, qz = q[t, 0], q[t, 1], q[t, 2], q[t, 3]
-            for _ in range(global_solve.ROTATION_CALLS):
-                qw, qx, qy, qz = _extract_rotation(fg, qw, qx, qy, qz)
-            q[t, 0], q[t, 1], q[t, 2], q[t, 3] = qw, qx, qy, qz
-            r = _rotation_matrix(qw, qx, qy, qz)
-            (rot[t, 0], rot[t, 1], rot[t, 2], rot[t, 3], rot[t, 4], rot[t, 5], rot[t, 6], rot[t, 7],
-             rot[t, 8]) = r
-            p = _stress(fg, r, mu_v[t], lam_v[t])[0]
-            for j in range(4):
-                k = tets[t, j]
-                f[k, 0] -= p[0] * sv[j, 0] + p[1] * sv[j, 1] + p[2] * sv[j, 2]
-                f[k, 1] -= p[3] * sv[j, 0] + p[4] * sv[j, 1] + p[5] * sv[j, 2]
-                f[k, 2] -= p[6] * sv[j, 0] + p[7] * sv[j, 1] + p[8] * sv[j, 2]
+    vectors = shape_vectors if continuum_active else glob[7]
+    for t in range(tet_count):
+        sv = vectors[t]
+        a, b, c, d = tets[t, 0], tets[t, 1], tets[t, 2], tets[t, 3]
+        fg = _deformation_gradient(x[a, 0], x[b, 0], x[c, 0], x[d, 0], x[a, 1], x[b, 1], x[c, 1], x[d, 1],
+                                   x[a, 2], x[b, 2], x[c, 2], x[d, 2],
+                                   (sv[0, 0], sv[0, 1], sv[0, 2], sv[1, 0], sv[1, 1], sv[1, 2],
+                                    sv[2, 0], sv[2, 1], sv[2, 2], sv[3, 0], sv[3, 1], sv[3, 2]))
+        qw, qx, qy, qz = q[t, 0], q[t, 1], q[t, 2], q[t, 3]
+        if not continuum_active:
+            q[t, 0], q[t, 1], q[t, 2], q[t, 3] = _rotation_step(fg, qw, qx, qy, qz)
+            continue
+        for _ in range(global_solve.ROTATION_CALLS):
+            qw, qx, qy, qz = _extract_rotation(fg, qw, qx, qy, qz)
+        q[t, 0], q[t, 1], q[t, 2], q[t, 3] = qw, qx, qy, qz
+        r = _rotation_matrix(qw, qx, qy, qz)
+        (rot[t, 0], rot[t, 1], rot[t, 2], rot[t, 3], rot[t, 4], rot[t, 5], rot[t, 6], rot[t, 7], rot[t, 8]) = r
+        p = _stress(fg, r, mu_v[t], lam_v[t])[0]
+        for j in range(4):
+            k = tets[t, j]
+            f[k, 0] -= p[0] * sv[j, 0] + p[1] * sv[j, 1] + p[2] * sv[j, 2]
+            f[k, 1] -= p[3] * sv[j, 0] + p[4] * sv[j, 1] + p[5] * sv[j, 2]
+            f[k, 2] -= p[6] * sv[j, 0] + p[7] * sv[j, 1] + p[8] * sv[j, 2]
+    turn = _point_rotations(q, tets, n)
     edge_count = edge_ends.shape[0]
     edge_h = np.empty((edge_count if edge_active else 0, 6))
     if edge_active:
@@ -688,7 +694,7 @@ def _global_step(x, y, q, masses, inv, components, tets, edge_ends, rest_lengths
     step = np.zeros((n, 3))
     z = np.empty((n, 3))
     hp = np.empty((n, 3))
-    _global_precondition(f, z, moving, local, modes, coarse)
+    _global_precondition(f, z, moving, local, modes, coarse, turn)
     direction = z.copy()
     rz = np.sum(f * z)
     for iteration in range(iterations):
@@ -703,7 +709,7 @@ def _global_step(x, y, q, masses, inv, components, tets, edge_ends, rest_lengths
         if iteration == iterations - 1:
             break
         f -= alpha * hp
-        _global_precondition(f, z, moving, local, modes, coarse)
+        _global_precondition(f, z, moving, local, modes, coarse, turn)
         rz_next = np.sum(f * z)
         direction *= rz_next / rz
         direction += z
@@ -771,26 +777,60 @@ def _drop_rigid_motion(x, step, masses, moving, components, floating):
 
 
 @njit(cache=True)
-def _global_precondition(r, z, moving, local, modes, coarse):
-    """z = (the 3×3 diagonal blocks)⁻¹·r + Φ·C·Φᵀ·r (``global_solve``), zero where not ``moving``."""
+def _point_rotations(q, tets, n):
+    """``reference._point_rotations``: each point's rotation (9 values, row by row), the normalized
+    sum of its tets' quaternions taken with w ≥ 0."""
+    total = np.zeros((n, 4))
+    for t in range(tets.shape[0]):
+        sign = -1.0 if q[t, 0] < 0.0 else 1.0
+        for j in range(4):
+            k = tets[t, j]
+            for c in range(4):
+                total[k, c] += sign * q[t, c]
+    turn = np.empty((n, 9))
+    for i in range(n):
+        length = math.sqrt(total[i, 0] ** 2 + total[i, 1] ** 2 + total[i, 2] ** 2 + total[i, 3] ** 2)
+        if length > 0.0:
+            r = _rotation_matrix(total[i, 0] / length, total[i, 1] / length, total[i, 2] / length,
+                                 total[i, 3] / length)
+        else:
+            r = _rotation_matrix(1.0, 0.0, 0.0, 0.0)
+        for k in range(9):
+            turn[i, k] = r[k]
+    return turn
+
+
+@njit(cache=True)
+def _global_precondition(r, z, moving, local, modes, coarse, turn):
+    """z = R·[(the 3×3 diagonal blocks at rest)⁻¹ + Φ·C·Φᵀ]·Rᵀ·r (``global_solve``), R each point's
+    rotation (``turn``, 9 values row by row), zero where not ``moving``."""
     n = r.shape[0]
     m = modes.shape[2]
+    local_r = np.empty((n, 3))  # Rᵀ r
+    for i in range(n):
+        t = turn[i]
+        local_r[i, 0] = t[0] * r[i, 0] + t[3] * r[i, 1] + t[6] * r[i, 2]
+        local_r[i, 1] = t[1] * r[i, 0] + t[4] * r[i, 1] + t[7] * r[i, 2]
+        local_r[i, 2] = t[2] * r[i, 0] + t[5] * r[i, 1] + t[8] * r[i, 2]
     projected = np.zeros(m)
     for i in range(n):
         if moving[i]:
             for a in range(3):
                 for k in range(m):
-                    projected[k] += modes[i, a, k] * r[i, a]
+                    projected[k] += modes[i, a, k] * local_r[i, a]
     amounts = coarse @ projected if m else projected
     for i in range(n):
         if moving[i]:
             b = local[i]
-            z0, z1, z2 = _solve(b[0], b[1], b[2], b[3], b[4], b[5], r[i, 0], r[i, 1], r[i, 2])
+            z0, z1, z2 = _solve(b[0], b[1], b[2], b[3], b[4], b[5], local_r[i, 0], local_r[i, 1], local_r[i, 2])
             for k in range(m):
                 z0 += modes[i, 0, k] * amounts[k]
                 z1 += modes[i, 1, k] * amounts[k]
                 z2 += modes[i, 2, k] * amounts[k]
-            z[i, 0], z[i, 1], z[i, 2] = z0, z1, z2
+            t = turn[i]
+            z[i, 0] = t[0] * z0 + t[1] * z1 + t[2] * z2
+            z[i, 1] = t[3] * z0 + t[4] * z1 + t[5] * z2
+            z[i, 2] = t[6] * z0 + t[7] * z1 + t[8] * z2
         else:
             z[i, 0] = z[i, 1] = z[i, 2] = 0.0
 

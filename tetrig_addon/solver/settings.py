@@ -3,9 +3,10 @@ globals) and the material conversions that turn its moduli into element stiffnes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import TetRigInputError
+from ..fingerprint import OMIT_AT_DEFAULT
 
 # Material models. "XPBD" is the identifier saved in .blend files since TetRig 0.1, when the
 # tet-edge springs were solved with XPBD; it stays so that saved files keep their setting.
@@ -71,7 +72,8 @@ class SimSettings:
     damping: float = 1.0
     substeps: int = 10
     iterations: int = 1
-    global_iterations: int = 0
+    # (left out of bake fingerprints at 0: bakes made before it existed stay current)
+    global_iterations: int = field(default=0, metadata={OMIT_AT_DEFAULT: True})
     gravity: tuple = (0.0, 0.0, -9.81)
     ground_height: float | None = None
     ground_friction: float = 0.5
