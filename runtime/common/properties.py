@@ -243,7 +243,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Global Iterations", default=0, min=0, soft_max=4, max=32,
         description="Conjugate-gradient iterations of a whole-cage Newton step before each step's sweeps "
                     "(Springs and Continuum): stiff bodies bend and swing at their true speed instead of "
-                    "in slow motion. 1 is usually enough, 2-3 for large bends; each costs about a sweep. "
+                    "in slow motion. 1 is usually enough; each costs about a sweep. "
                     "0 turns it off")
     density: FloatProperty(  # type: ignore[valid-type]
         name="Density kg/m³", default=1000.0, min=1e-6, soft_max=20000.0,
