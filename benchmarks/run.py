@@ -469,6 +469,12 @@ def part_blender_tetrig(ws: Workspace, mesh: Path, cfg: Config) -> dict:
     if len(steps) != cfg.frames:
         out["note"] = (f"solver.step was seen {len(steps)} times for {cfg.frames} frames; the "
                        "solver/rest split of the frame is approximate.")
+    # the same drop again with the global step (issue 24), off by default: its cost side by side
+    obj.tetrig.global_iterations = 1
+    with recorded_steps(addon.solver, backend) as steps:
+        out["frames_global"] = play(obj, cfg.frames)
+    out["solver_global"] = [d for d, _ in steps]
+    obj.tetrig.global_iterations = 0
 
     # Write-back vs the floor, interleaved so that machine noise hits all of them alike.
     plain = import_mesh(mesh)
@@ -1355,6 +1361,9 @@ def run_all(args: argparse.Namespace, cfg: Config, ws: Workspace) -> int:
          ["frames", f"2–{cfg.frames + 1}", f"2–{cfg.softbody_frames + 1}", ""],
          ["TetRig: solver.step, median ms", fmt(solver_ms), "", ""],
          ["TetRig: rest of the frame (write-back, depsgraph), median ms", fmt(rest_ms), "", ""],
+         ["TetRig with Global Iterations 1 (off by default), median ms/frame",
+          f"{fmt(ms(median(blender['frames_global'])))} (solver.step {fmt(ms(median(blender['solver_global'])))}; "
+          f"{fmt(median(blender['frames_global']) / median(blender['frames']), 2)}× the default)", "", ""],
          ["lowest vertex z at the last frame [mm]", fmt(1000 * blender["lowest_z"], 2),
           fmt(1000 * softbody["lowest_z"], 2), ""],
          ["backend of every frame", tr_backend, "(Blender's C code)", ""]],
