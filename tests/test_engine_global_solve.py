@@ -122,3 +122,26 @@ def test_a_cube_dropped_flat_on_frictionless_ground_barely_turns(mode):
     rotation, shift = rigid_fit(points, surface(model, b, state))
     assert turned_degrees(rotation) < 2.0 and np.linalg.norm(shift[:2]) < 0.02 * 0.4
 
+
+
+def test_the_plan_is_built_once_per_cage_whatever_plasticity_and_how_many_bodies(monkeypatch):
+    """A helper's trial: plasticity hands ``loop.step`` a new Model each frame, and a scene of five
+    bodies evicted the material plans' cache, so the global plan (0.3-2 s to build) was rebuilt
+    every frame (0.5-5 s frames). It is built once per cage and settings: here six cages, stepped
+    three frames each in turn, plasticity on, build it six times."""
+    from tetrig_addon.solver import plasticity
+
+    built = []
+    original = global_solve._build
+    monkeypatch.setattr(global_solve, "_build", lambda *a: built.append(1) or original(*a))
+    settings = solver.SimSettings(global_iterations=1, ground_height=0.0).validated()
+    plastic = plasticity.PlasticSettings(yield_strain=0.001, rate=10.0)
+    bodies = []
+    for k in range(6):
+        _, _, model = dropped_ball([2.0 * k, 0.0, 0.32], radius=0.3)  # lands at once: it yields
+        bodies.append([model, solver.rest_state(model)])
+    for _ in range(3):
+        for body_state in bodies:
+            body_state[1] = solver.step(body_state[0], body_state[1], settings, 1 / FPS, plastic=plastic)
+    assert all(body_state[1].rest_lengths is not None for body_state in bodies)  # plasticity moved them
+    assert len(built) == 6

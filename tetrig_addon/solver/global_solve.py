@@ -107,6 +107,16 @@ def inactive() -> GlobalPlan:
                       np.zeros((0, 4, 3)))
 
 
+# Plans of the last few (cage, settings, step): building one costs 0.3-2 s (the coarse modes' dense
+# eigensolve), so it must not be rebuilt each frame. Keyed on the cage's rest positions, tets,
+# masses, pins and goal weights (the arrays themselves, held), which a model keeps when
+# plasticity replaces its rest data each frame (a new Model
+# object each time; measured: 0.5-5 s a frame with a cache keyed on the Model), and large enough
+# for a scene of many bodies (with the material plans' 4 entries, a fifth body rebuilt every frame).
+_CACHE_SIZE = 32
+_cache: dict[tuple, tuple] = {}
+
+
 def plan(model: Model, settings: SimSettings, sim_dt: float, surface: object | None, edge_plan: EdgePlan,
          volume_plan: VolumePlan, continuum_plan: ContinuumPlan) -> GlobalPlan:
     """The global step's preconditioner for the cage ``model`` at the substep ``sim_dt`` [s], with
@@ -119,8 +129,24 @@ def plan(model: Model, settings: SimSettings, sim_dt: float, surface: object | N
     if (surface is not None or settings.global_iterations == 0 or model.tet_count == 0
             or settings.mode not in (MODE_CONTINUUM, MODE_SPRINGS) or not free.any()):
         return inactive()
+    arrays = (model.rest_positions, model.tets, model.inverse_masses, model.goal_weights, model.masses)
+    key = (tuple(id(a) for a in arrays), settings, sim_dt)
+    cached = _cache.get(key)
+    if cached is not None and all(a is b for a, b in zip(cached[0], arrays)):
+        return cached[1]
+    built = _build(model, settings, sim_dt, edge_plan, volume_plan, continuum_plan)
+    if len(_cache) >= _CACHE_SIZE:
+        _cache.pop(next(iter(_cache)))
+    _cache[key] = (arrays, built)
+    return built
+
+
+def _build(model: Model, settings: SimSettings, sim_dt: float, edge_plan: EdgePlan, volume_plan: VolumePlan,
+           continuum_plan: ContinuumPlan) -> GlobalPlan:
+    """``plan``'s work, uncached."""
     import scipy.sparse as sparse  # only here: the plan is built once per cage and settings
 
+    free = model.inverse_masses > 0.0
     n = model.particle_count
     stiffness = _rest_stiffness(model, edge_plan, volume_plan, continuum_plan)
     goal = model.goal_weights * settings.goal_stiffness * model.masses
