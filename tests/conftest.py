@@ -30,6 +30,7 @@ def compiled_solver(tmp_path_factory: pytest.TempPathFactory):
     backend.configure(str(tmp_path_factory.mktemp("numba-cache")))
     backend.warm_up()
     assert backend.kernel_ready(), backend.status()
+    assert backend.wait_for_global_step(), backend.status()  # its part compiles after the rest
     return backend
 
 

@@ -49,14 +49,17 @@ class LazyKernel:
             where the marker goes.
         cached_load_wait: returns how long after a load from a filled cache began frames wait
             for it [s] (``wait_for_cached_load``).
+        variant: names a second compile of the same module's functions for other argument types
+            (its own marker): ``""`` for the module's first.
     """
 
     def __init__(self, load: Callable[[], ModuleType], thread_name: str, kernel_file: str | None = None,
                  cache_folder: Callable[[], str | None] = lambda: None,
-                 cached_load_wait: Callable[[], float] = lambda: CACHED_LOAD_WAIT_S) -> None:
+                 cached_load_wait: Callable[[], float] = lambda: CACHED_LOAD_WAIT_S, variant: str = "") -> None:
         self._load_module = load
         self._thread_name = thread_name
         self._kernel_file = kernel_file
+        self._variant = variant
         self._cache_folder = cache_folder
         self._cached_load_wait = cached_load_wait
         self._lock = threading.Lock()
@@ -152,7 +155,8 @@ class LazyKernel:
         folder = self._cache_folder()
         if folder is None or self._kernel_file is None:
             return None
-        where = hashlib.blake2b(self._kernel_file.encode(), digest_size=8).hexdigest()
+        where = hashlib.blake2b((self._kernel_file + (f"#{self._variant}" if self._variant else "")).encode(),
+                                digest_size=8).hexdigest()
         return os.path.join(folder, f"{MARKER_PREFIX}{sys.implementation.cache_tag}-{where}.json")
 
     def cache_filled(self) -> bool:

@@ -103,7 +103,7 @@ class CageKind(SoftBodyKind):
     @staticmethod
     def body(prepared: Prepared, key: tuple) -> CageBody:
         # a body about to step waits for the compiled solver when that is worth it
-        compiled_solver.wait_for_kernel()
+        compiled_solver.wait_for_kernel(global_step=key[1].global_iterations > 0)
         return CageBody(prepared.model, key[1], key[4] if len(key) > 4 else None)
 
     @staticmethod

@@ -86,13 +86,20 @@ def in_background() -> bool:
     return bool(bpy.app.background)
 
 
-def wait_for_kernel() -> None:
+def wait_for_kernel(global_step: bool = False) -> None:
     """Before a frame is simulated: wait for the compiled solver when it is worth it.
 
     Without a UI (``blender -b``: batch bakes, command-line renders) nobody watches the frames go
     by: wait for the compile rather than step them with the slower NumPy solver first. In the UI,
     wait only while it loads from a filled cache (``backend.wait_for_cached_load``: a fraction of
-    a second, bounded), never for a compile: the NumPy solver steps those frames."""
+    a second, bounded), never for a compile: the NumPy solver steps those frames. ``global_step``:
+    the body uses Global Iterations, whose part of the solver compiles after the rest
+    (``backend.global_step_ready``): without a UI, wait for that too."""
+    if global_step and in_background() and not backend.global_step_ready():
+        wait_for_kernel()
+        print("TetRig: compiling the solver's global step for this computer (first run only)")
+        backend.wait_for_global_step()
+        return
     if not backend.compiling():
         return
     if in_background():

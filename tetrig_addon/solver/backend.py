@@ -27,7 +27,7 @@ import numpy as np
 from .. import colliders as collision
 from .. import lazy_kernel
 from ..lazy_kernel import MARKER_PREFIX, KernelUnavailable, LazyKernel
-from . import loop
+from . import global_solve, loop
 from .model import Model, State, build_model, rest_state
 from .plasticity import PlasticSettings
 from .settings import MODES, SimSettings, SurfaceMaterial
@@ -46,9 +46,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 BackendUnavailable = KernelUnavailable
 
 __all__ = ["BackendUnavailable", "CACHED_LOAD_WAIT_S", "MARKER_PREFIX", "NUMBA", "NUMPY", "cache_filled",
-           "compiling", "configure", "kernel", "kernel_ready", "load_seconds", "loading_from_cache",
-           "marker_path", "name", "source_fingerprint", "status", "step", "unavailable_reason",
-           "wait_for_cached_load", "warm_up"]
+           "compiling", "configure", "global_step_compiling", "global_step_ready", "kernel", "kernel_ready",
+           "load_seconds", "loading_from_cache", "marker_path", "name", "source_fingerprint", "status", "step", "unavailable_reason",
+           "wait_for_cached_load", "wait_for_global_step", "warm_up"]
 
 _cache_path: str | None = None  # this engine's folder in the cache (``configure``)
 # How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``;
@@ -88,14 +88,19 @@ def source_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def _one_tet() -> Model:
+    """The cage the compiles step: one tet with a goal and a pinned point, above the ground."""
+    corners = np.array([[0.0, 0.0, 0.1], [1.0, 0.0, 0.1], [0.0, 1.0, 0.1], [0.0, 0.0, 1.1]])
+    return build_model(corners, np.array([[0, 1, 2, 3]]), goal_weights=np.array([0.0, 0.5, 0.0, 1.0]))
+
+
 def _warmed_kernel() -> ModuleType:
     """Import the kernel and compile it (or load it from the cache): step a one-tet cage with goals
     and a ground contact, in each material mode, through the frames' own path (``loop.step``), so
     every function compiles for the types real frames use; then the rest (``kernel.warm_up``)."""
     from . import kernel as module
 
-    corners = np.array([[0.0, 0.0, 0.1], [1.0, 0.0, 0.1], [0.0, 1.0, 0.1], [0.0, 0.0, 1.1]])
-    model = build_model(corners, np.array([[0, 1, 2, 3]]), goal_weights=np.array([0.0, 0.5, 0.0, 1.0]))
+    model = _one_tet()
     for mode in MODES:
         settings = SimSettings(mode=mode, substeps=2, ground_height=0.0).validated()
         loop.step(model, rest_state(model), settings, 1.0 / 24.0, compiled=module)
@@ -103,9 +108,33 @@ def _warmed_kernel() -> ModuleType:
     return module
 
 
-_KERNEL = LazyKernel(_warmed_kernel, "tetrig-compile",
-                     kernel_file=os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.py"),
+_KERNEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.py")
+_KERNEL = LazyKernel(_warmed_kernel, "tetrig-compile", kernel_file=_KERNEL_FILE,
                      cache_folder=lambda: _cache_path, cached_load_wait=lambda: CACHED_LOAD_WAIT_S)
+
+
+def _warmed_global_step() -> ModuleType:
+    """The kernel's frame with the global step (``settings.global_iterations`` > 0): the kernel's
+    ``_frame`` compiled once more for it, in both modes that have it. The first compile leaves the
+    global step out (``kernel.advance`` passes ``None`` for it, and Numba prunes the call), so a
+    first start does not wait for what most scenes never use (measured on this machine, fresh
+    caches: the kernel ready in 20.5-22.9 s against 33.8-38.6 s with the global step in it; this
+    part then 13.4 s more)."""
+    module = _KERNEL.module()
+    model = _one_tet()
+    for mode in global_solve.MODES:
+        settings = SimSettings(mode=mode, substeps=2, ground_height=0.0, global_iterations=1).validated()
+        loop.step(model, rest_state(model), settings, 1.0 / 24.0, compiled=module)
+    return module
+
+
+# Loaded when a frame first needs it (``global_step_ready``), in the background: the frames that
+# need it step on the NumPy reference until then (the first time on a computer, a compile of
+# about 13 s here; after that a load from the cache). Not compiled ahead with the kernel's other
+# followers: on two cores it would slow the point location's compile, which Build Cage waits for.
+_GLOBAL_STEP = LazyKernel(_warmed_global_step, "tetrig-compile-global", kernel_file=_KERNEL_FILE,
+                          cache_folder=lambda: _cache_path, cached_load_wait=lambda: CACHED_LOAD_WAIT_S,
+                          variant="global-step")
 warm_up = _KERNEL.warm_up
 kernel_ready = _KERNEL.ready
 compiling = _KERNEL.compiling
@@ -120,6 +149,30 @@ also_load = _KERNEL.also_load
 _cached_here = _KERNEL.cached_here
 
 
+def global_step_ready() -> bool:
+    """Whether the kernel's frame with the global step is loaded; if not, its load starts in the
+    background (a frame then waits only for a short load from a filled cache, as for the kernel)."""
+    if _GLOBAL_STEP.ready():
+        return True
+    _GLOBAL_STEP.warm_up(background=True)
+    return _GLOBAL_STEP.wait_for_cached_load()
+
+
+def wait_for_global_step() -> bool:
+    """Load (compile) the kernel's frame with the global step now, blocking: for runs without a
+    UI, which wait for compiles. Returns whether it loaded."""
+    try:
+        _GLOBAL_STEP.module()
+    except KernelUnavailable:
+        return False
+    return True
+
+
+def global_step_compiling() -> bool:
+    """Whether the kernel's frame with the global step is being compiled (not a short load)."""
+    return _GLOBAL_STEP.compiling() and not _GLOBAL_STEP.loading_from_cache()
+
+
 def name() -> str:
     """The backend that steps frames now: ``"Numba"`` or ``"NumPy"``."""
     return NUMBA if kernel_ready() else NUMPY
@@ -129,6 +182,8 @@ def status() -> str:
     """One line for the user: which backend runs, and why not Numba when it does not."""
     error = unavailable_reason()
     if kernel_ready():
+        if global_step_compiling():
+            return f"{NUMBA} (compiled solver; NumPy for Global Iterations while that part compiles, first use only)"
         return f"{NUMBA} (compiled solver)"
     if error is not None:
         return f"{NUMPY} (compiled solver unavailable: {error})"
@@ -157,8 +212,11 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
             raises.
     """
     if compiled is None:
+        with_global_step = global_solve.used(model, settings, surface)
         if use_kernel is None:
-            use_kernel = kernel_ready()
+            use_kernel = kernel_ready() and (not with_global_step or global_step_ready())
         compiled = kernel() if use_kernel else None
+        if compiled is not None and with_global_step:
+            _GLOBAL_STEP.module()  # asked for explicitly: wait for its compile
     return loop.step(model, state, settings, frame_dt, goals=goals, colliders=colliders, compiled=compiled,
                      surface=surface, plastic=plastic)

@@ -117,6 +117,16 @@ _CACHE_SIZE = 32
 _cache: dict[tuple, tuple] = {}
 
 
+# The material modes that have the global step (the PBD mode's projections have no Hessian).
+MODES = (MODE_SPRINGS, MODE_CONTINUUM)
+
+
+def used(model: Model, settings: SimSettings, surface: object | None) -> bool:
+    """Whether frames of ``model`` (a cage: ``surface`` is ``None``) take the global step with
+    ``settings``: iterations > 0, a mode in ``MODES``, and tets."""
+    return surface is None and settings.global_iterations > 0 and model.tet_count > 0 and settings.mode in MODES
+
+
 def plan(model: Model, settings: SimSettings, sim_dt: float, surface: object | None, edge_plan: EdgePlan,
          volume_plan: VolumePlan, continuum_plan: ContinuumPlan) -> GlobalPlan:
     """The global step's preconditioner for the cage ``model`` at the substep ``sim_dt`` [s], with
@@ -126,8 +136,7 @@ def plan(model: Model, settings: SimSettings, sim_dt: float, surface: object | N
     points, and ``settings.global_iterations == 0``.
     """
     free = model.inverse_masses > 0.0
-    if (surface is not None or settings.global_iterations == 0 or model.tet_count == 0
-            or settings.mode not in (MODE_CONTINUUM, MODE_SPRINGS) or not free.any()):
+    if not used(model, settings, surface) or not free.any():
         return inactive()
     arrays = (model.rest_positions, model.tets, model.inverse_masses, model.goal_weights, model.masses)
     key = (tuple(id(a) for a in arrays), settings, sim_dt)
