@@ -18,6 +18,15 @@ DUPLICATE_TOLERANCE = 1e-9
 FLAT_TOLERANCE = 1e-6
 
 DEFAULT_RESOLUTION = 10
+# A hull cage is one body (the hull is convex). When the slivers ``build_hull`` drops cut it in
+# pieces, the lattice is made this much finer, at most this many times. Measured: issue 24's bar
+# (1 × 0.1 × 0.1 m, a 41 × 5 × 5 point grid) at Resolution 10 was 22 control points in 2 bodies
+# (the interior points of a rod one cell thick lie on one plane at the hull's clearance; the slivers
+# between them were dropped) and its tip half fell off; 4 passes (4.1 cm cells) give 127 in one
+# body; at Resolutions 12 and 16 it was in pieces too (122 and 107 points after 3 and 1 passes),
+# and a box's surface of that size centred on the origin needed 5 passes at Resolution 8.
+HULL_REFINE_FACTOR = 0.8
+HULL_REFINE_PASSES = 10
 DEFAULT_MAX_CONTROL_POINTS = 2000
 
 
@@ -81,6 +90,22 @@ def _distinct(p: np.ndarray, diag: float) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(first), group
 
 
+def _pieces(cage: Cage) -> int:
+    """How many separate bodies the cage's tets make (points joined by a tet are one body)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = cage.control_points.shape[0]
+    tets = cage.tets.astype(np.int64)
+    graph = coo_matrix((np.ones(3 * tets.shape[0]), (np.repeat(tets[:, 0], 3), tets[:, 1:].ravel())), shape=(n, n))
+    return int(connected_components(graph, directed=False)[0])
+
+
+def _length(metres: float) -> str:
+    """A length for a message: '4.8 cm', '1.2 m'."""
+    return f"{100.0 * metres:.3g} cm" if metres < 1.0 else f"{metres:.3g} m"
+
+
 def build_cage(
     points: np.ndarray,
     resolution: int = DEFAULT_RESOLUTION,
@@ -132,9 +157,18 @@ def build_cage(
                 vertices, tris = np.asarray(points, dtype=np.float64), np.asarray(triangles, dtype=np.int64)
                 normals = point_normals(vertices, tris, group, pts.shape[0])
                 return build_fit(pts, normals, vertices, tris, spacing, max_control_points, solid)
+    asked, refined = spacing, 0
     for _ in range(32):
         cage = build_hull(pts, spacing)
         if cage.control_point_count <= max_control_points:
+            if _pieces(cage) > 1 and refined < HULL_REFINE_PASSES:
+                # slivers dropped cut a thin part through: a finer lattice (see the constant)
+                spacing *= HULL_REFINE_FACTOR
+                refined += 1
+                continue
+            if refined:
+                note = "; ".join(n for n in (note, f"cells of {_length(spacing)} instead of {_length(asked)}, so the "
+                                             "cage of this thin mesh holds together") if n)
             return Cage(cage.control_points, cage.tets, cage.dropped_slivers, METHOD_HULL, note)
         spacing *= 1.1 * (cage.control_point_count / max_control_points) ** (1.0 / 3.0)
     raise TetRigInputError(f"Could not fit the cage under {max_control_points} control points.")

@@ -53,8 +53,8 @@ def _enclosing_hull_points(points: np.ndarray, spacing: float) -> np.ndarray:
         sample = hull_pts
     try:
         small = ConvexHull(sample)
-    except QhullError:
-        sample, small = hull_pts, hull
+    except QhullError:  # the sample is flat (a thin box's corners along one face): the whole hull
+        sample, small = points, hull  # (``hull.vertices`` index ``points``, not ``hull_pts``)
     centre = sample[small.vertices].mean(0)
     normals, offsets = small.equations[:, :3], small.equations[:, 3]
     # Gauge of each original hull vertex w.r.t. the resampled hull around ``centre``: the factor by
