@@ -155,8 +155,9 @@ class TETRIG_PT_main(TetRigPanel):
             row.prop(s, "show_cage", toggle=True, icon="HIDE_OFF" if s.show_cage else "HIDE_ON")
         outside = f", {s.outside_count} bound to their nearest tet" if s.outside_count else ""
         wrapped_label(box, context, f"{s.bound_vertex_count} vertices bound{outside}", "VERTEXSEL")
-        if s.cage_note:
-            wrapped_label(box, context, f"Not a fit: {s.cage_note}.", "INFO")
+        if s.cage_note:  # a Fit that fell back to the hull says so; a Hull cage's note is its own
+            note = f"Not a fit: {s.cage_note}" if s.cage_method == "FIT" else s.cage_note[:1].upper() + s.cage_note[1:]
+            wrapped_label(box, context, f"{note}.", "INFO")
         if editing:
             wrapped_label(box, context, "Edit Mode: the mesh is shown as edited; the simulation waits "
                                         "until Edit Mode ends", "EDITMODE_HLT")

@@ -102,7 +102,8 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         description="Digest of the rest shape at binding (vertex positions, so applied transforms, the "
                     "vertex count and the shape keys): when it changes, the binding is stale")
     cage_note: StringProperty(  # type: ignore[valid-type]
-        name="Cage Note", description="Why the last build made another kind of cage than asked")
+        name="Cage Note", description="What the last build changed from what was asked: another kind of "
+                                      "cage, or finer cells for a thin mesh")
     bind_id: StringProperty(  # type: ignore[valid-type]
         name="Binding ID", description="Changes at every Build Cage; tells caches apart")
     bound_vertex_count: IntProperty(name="Vertices", default=0)  # type: ignore[valid-type]

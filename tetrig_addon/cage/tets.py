@@ -35,7 +35,8 @@ class Cage:
             (det[p1-p0, p2-p0, p3-p0] > 0).
         dropped_slivers: how many Delaunay tets were removed as slivers.
         method: ``METHOD_FIT`` or ``METHOD_HULL``, how the cage was shaped.
-        note: why a fit was asked for but the hull was built ("" otherwise), for the user.
+        note: what the build changed from what was asked, for the user ("" nothing): why a fit was
+            asked for but the hull was built, or why the hull's cells are finer than asked.
     """
 
     control_points: np.ndarray
