@@ -1,4 +1,4 @@
-import os, sys, bpy, bmesh
+import os, sys, bpy
 # Setup for the Global Iterations picture (issue 24: a stiff bar swings instead of creeping), run
 # from the checkout:
 #   GUI=1 ../shared/tools/real-blender/run.sh --factory-startup \
@@ -6,23 +6,14 @@ import os, sys, bpy, bmesh
 # then crop it into docs/bending.png. A 1 × 0.1 × 0.1 m bar pinned at x = 0, Continuum, 5e6 Pa (a
 # soft rubber), Global Iterations 1, at frame 8 (its first swing down, 0.3 s in).
 sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
-from shot_helpers import open_tetrig_tab, register_from_checkout, solid_viewports
+from shot_helpers import box_bar, open_tetrig_tab, register_from_checkout, solid_viewports
 
 register_from_checkout()
 for ob in list(bpy.data.objects):
     if ob.type == "MESH": bpy.data.objects.remove(ob)
 scene = bpy.context.scene
-mesh = bpy.data.meshes.new("Bar")
-bm = bmesh.new()
-bmesh.ops.create_cube(bm, size=1.0)
-bmesh.ops.subdivide_edges(bm, edges=bm.edges[:], cuts=10, use_grid_fill=True)
-bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-6)  # the cube's faces share their edges
-bmesh.ops.scale(bm, vec=(1.0, 0.1, 0.1), verts=bm.verts[:])
-bmesh.ops.translate(bm, vec=(0.5, 0.0, 1.0), verts=bm.verts[:])
-bm.to_mesh(mesh)
-bm.free()
-obj = bpy.data.objects.new("Bar", mesh)
-scene.collection.objects.link(obj)
+obj = box_bar("Bar", (0.5, 0.0, 1.0))
+mesh = obj.data
 group = obj.vertex_groups.new(name="Pin")
 group.add([v.index for v in mesh.vertices if v.co.x < 1e-6], 1.0, "REPLACE")
 s = obj.tetrig
@@ -31,9 +22,6 @@ s.mode = "CONTINUUM"
 s.youngs_modulus = 5e6
 s.volume_stiffness = 5e6 / 1.2
 s.global_iterations = 1
-for o in scene.objects: o.select_set(o is obj)
-bpy.context.view_layer.objects.active = obj
-obj.select_set(True)
 print("build:", bpy.ops.tetrig.build_cage())
 for f in range(1, 9): scene.frame_set(f)
 for window, area, space in solid_viewports():

@@ -1,4 +1,4 @@
-import os, sys, bpy, bmesh
+import os, sys, bpy
 # Setup for the thin-rod picture (a hull cage that had fallen in pieces), run from the checkout:
 #   GUI=1 ../shared/tools/real-blender/run.sh --factory-startup \
 #     --python ../shared/tools/real-blender/screenshot.py -- /tmp/rod.png 16 docs/screenshot_thin_rod_setup.py
@@ -6,28 +6,17 @@ import os, sys, bpy, bmesh
 # Hull cage at Resolution 8: the lattice is one cell thick, its slivers cut the cage in two, and the
 # build makes the cells finer until it is one body; the panel's note says so.
 sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
-from shot_helpers import open_tetrig_tab, register_from_checkout, solid_viewports
+from shot_helpers import box_bar, open_tetrig_tab, register_from_checkout, solid_viewports
 
 register_from_checkout()
 for ob in list(bpy.data.objects):
     if ob.type == "MESH": bpy.data.objects.remove(ob)
 scene = bpy.context.scene
-mesh = bpy.data.meshes.new("Rod")
-bm = bmesh.new()
-bmesh.ops.create_cube(bm, size=1.0)
-bmesh.ops.subdivide_edges(bm, edges=bm.edges[:], cuts=10, use_grid_fill=True)
-bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-6)
-bmesh.ops.scale(bm, vec=(1.0, 0.1, 0.1), verts=bm.verts[:])
-bm.to_mesh(mesh)
-bm.free()
-obj = bpy.data.objects.new("Rod", mesh)
-scene.collection.objects.link(obj)
+obj = box_bar("Rod")
+mesh = obj.data
 s = obj.tetrig
 s.cage_method = "HULL"
 s.resolution = 8
-for o in scene.objects: o.select_set(o is obj)
-bpy.context.view_layer.objects.active = obj
-obj.select_set(True)
 print("build:", bpy.ops.tetrig.build_cage())
 print("note:", s.cage_note)
 s.show_cage = True

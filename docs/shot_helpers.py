@@ -44,3 +44,25 @@ def open_tetrig_tab(after_s: float = 5.0, extra: str = "") -> None:
             "sleep 0.5; xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; sleep 0.7; " + extra +
             "xdotool mousemove --window $W 700 500"])
     bpy.app.timers.register(_click, first_interval=after_s)
+
+
+def box_bar(name: str, offset=(0.0, 0.0, 0.0)):
+    """A 1 × 0.1 × 0.1 m box (a unit cube's faces cut 10 times, scaled), moved by ``offset``, linked
+    to the scene and made the only selected, active object; returns the object."""
+    import bmesh
+
+    mesh = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_cube(bm, size=1.0)
+    bmesh.ops.subdivide_edges(bm, edges=bm.edges[:], cuts=10, use_grid_fill=True)
+    bmesh.ops.remove_doubles(bm, verts=bm.verts[:], dist=1e-6)  # the cube's faces share their edges
+    bmesh.ops.scale(bm, vec=(1.0, 0.1, 0.1), verts=bm.verts[:])
+    bmesh.ops.translate(bm, vec=offset, verts=bm.verts[:])
+    bm.to_mesh(mesh)
+    bm.free()
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    for o in bpy.context.scene.objects:
+        o.select_set(o is obj)
+    bpy.context.view_layer.objects.active = obj
+    return obj
