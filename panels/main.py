@@ -283,9 +283,8 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
 
 def _solver_label(col: bpy.types.UILayout) -> None:
     """Which solver steps the bodies (the compiled kernel, or NumPy while it compiles)."""
-    col.label(text=f"Solver: {solver_backend.name()}"
-                   + (" (compiling…)" if solver_backend.compiling() or solver_backend.global_step_compiling() else ""),
-              icon="SYSTEM")
+    compiling = solver_backend.compiling() or solver_backend.global_step_compiling()
+    col.label(text=f"Solver: {solver_backend.name()}" + (" (compiling…)" if compiling else ""), icon="SYSTEM")
 
 
 class TETRIG_PT_goal(SoftBodySubpanel):

@@ -77,8 +77,9 @@ def test_a_first_start_compiles_the_global_step_only_when_a_frame_needs_it(tmp_p
 
     script = tmp_path / "fresh_start.py"
     script.write_text(FRESH_START)
-    done = subprocess.run([sys.executable, str(script), str(Path(__file__).resolve().parents[1]), str(tmp_path / "cache")],
-                          capture_output=True, text=True, timeout=600)
+    repo = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, str(script), repo, str(tmp_path / "cache")], capture_output=True, text=True,
+                          timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["first"] == [] and not out["ready_before"]

@@ -95,7 +95,7 @@ def wait_for_kernel(global_step: bool = False) -> None:
     a second, bounded), never for a compile: the NumPy solver steps those frames. ``global_step``:
     the body uses Global Iterations, whose part of the solver compiles after the rest
     (``backend.global_step_ready``): without a UI, wait for that too."""
-    if global_step and in_background() and not backend.global_step_ready():
+    if global_step and in_background() and backend.unavailable_reason() is None and not backend.global_step_ready():
         wait_for_kernel()
         print("TetRig: compiling the solver's global step for this computer (first run only)")
         backend.wait_for_global_step()

@@ -47,8 +47,8 @@ BackendUnavailable = KernelUnavailable
 
 __all__ = ["BackendUnavailable", "CACHED_LOAD_WAIT_S", "MARKER_PREFIX", "NUMBA", "NUMPY", "cache_filled",
            "compiling", "configure", "global_step_compiling", "global_step_ready", "kernel", "kernel_ready",
-           "load_seconds", "loading_from_cache", "marker_path", "name", "source_fingerprint", "status", "step", "unavailable_reason",
-           "wait_for_cached_load", "wait_for_global_step", "warm_up"]
+           "load_seconds", "loading_from_cache", "marker_path", "name", "source_fingerprint", "status", "step",
+           "unavailable_reason", "wait_for_cached_load", "wait_for_global_step", "warm_up"]
 
 _cache_path: str | None = None  # this engine's folder in the cache (``configure``)
 # How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``;
