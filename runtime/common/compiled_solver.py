@@ -54,9 +54,10 @@ def _set_status(text: str | None) -> None:
 
 
 # How long the first compile takes, as the user waits for it: measured from an empty cache, the
-# solver and the jiggle kernels: 55.5 s in the real Blender 4.3 and 67 s in make demo on a fresh
-# 2-core machine; 128 s (Python 3.13) and 170 s (3.11) on the same 2 cores busy with other work.
-COMPILE_TIME = "about a minute, two on a busy computer"
+# solver and the jiggle kernels: 24.8 s in the real Blender 4.3 from the installed zip (38.1 s
+# before the global step left the first compile, side by side) and 31.8 s in make demo in a fresh
+# clone, on 2 cores; earlier, with more compiled, 128-170 s on the same 2 cores busy with other work.
+COMPILE_TIME = "about half a minute, more on a busy computer"
 COMPILING_STATUS = (f"TetRig: compiling the solver for this computer (first use only, {COMPILE_TIME}); "
                     "the NumPy solver runs meanwhile")
 
