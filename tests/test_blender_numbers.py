@@ -137,3 +137,23 @@ def test_the_status_bar_gives_the_true_compile_time(addon):
 
     assert "first use only, about half a minute, more on a busy computer" in compiled_solver.COMPILING_STATUS
     assert "few seconds" not in compiled_solver.COMPILING_STATUS
+
+
+def test_a_batch_run_says_nothing_of_the_global_steps_compile_when_the_solver_is_unavailable(addon, monkeypatch,
+                                                                                              capsys):
+    """A helper's trial: with the compiled solver failing to load while a batch run waited for it, a
+    body with Global Iterations printed "compiling the solver's global step…" all the same."""
+    from tetrig.runtime.common import compiled_solver
+
+    backend, waited = compiled_solver.backend, []
+    monkeypatch.setattr(compiled_solver, "in_background", lambda: True)
+    monkeypatch.setattr(backend, "unavailable_reason", lambda: None)  # not known yet: the load is under way
+    monkeypatch.setattr(backend, "global_step_ready", lambda: False)
+    monkeypatch.setattr(backend, "compiling", lambda: False)  # then it ended, unavailable
+    monkeypatch.setattr(backend, "kernel_ready", lambda: False)
+    monkeypatch.setattr(backend, "wait_for_global_step", lambda: waited.append(True) or False)
+    compiled_solver.wait_for_kernel(global_step=True)
+    assert waited == [] and "global step" not in capsys.readouterr().out
+    monkeypatch.setattr(backend, "kernel_ready", lambda: True)  # loaded: now it waits, and says so
+    compiled_solver.wait_for_kernel(global_step=True)
+    assert waited == [True] and "compiling the solver's global step" in capsys.readouterr().out

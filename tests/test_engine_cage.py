@@ -115,20 +115,44 @@ def test_a_hull_cage_in_pieces_is_built_again_with_finer_cells(monkeypatch):
     """The retry itself, whatever Qhull does: a first hull cage in two pieces (two tets apart) is
     built again with cells 0.8× as large, and the note gives both sizes."""
     from tetrig_addon.cage import build as build_module
-    from tetrig_addon.cage.tets import METHOD_HULL, Cage
+    from tetrig_addon.cage.tets import METHOD_HULL
 
     real, spacings = build_module.build_hull, []
 
     def first_in_pieces(points, spacing):
         spacings.append(spacing)
-        if len(spacings) == 1:
-            corners = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float64)
-            return Cage(np.concatenate([corners, corners + 5.0]), np.array([[0, 1, 2, 3], [4, 5, 6, 7]]), 0,
-                        METHOD_HULL)
-        return real(points, spacing)
+        return _two_tets_apart() if len(spacings) == 1 else real(points, spacing)
 
     monkeypatch.setattr(build_module, "build_hull", first_in_pieces)
     cage = build_cage(obj_vertices("spot"), resolution=10, method=METHOD_HULL)
     assert spacings[1] == pytest.approx(0.8 * spacings[0])
     assert _pieces(cage) == 1
     assert cage.note.startswith("cells of ") and "so the cage of this thin mesh holds together" in cage.note
+
+
+def _two_tets_apart():
+    from tetrig_addon.cage.tets import METHOD_HULL, Cage
+
+    corners = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float64)
+    return Cage(np.concatenate([corners, corners + 5.0]), np.array([[0, 1, 2, 3], [4, 5, 6, 7]]), 0, METHOD_HULL)
+
+
+def test_a_hull_cage_that_stays_in_pieces_or_empty_says_so(monkeypatch):
+    """A helper's trial: with finer lattices that never hold together (the cap, or a rod thinner than
+    any cell), the note claimed "holds together" of a cage in 2 pieces, named a larger cell "finer",
+    and a rod 2 cm thick gave an empty cage (before the retry: an IndexError). Now the first cage
+    under the cap comes back with a note that says it is in pieces and what may help; a cage with no
+    tet left is refused with a message."""
+    from tetrig_addon.cage import build as build_module
+    from tetrig_addon.cage.tets import METHOD_HULL, Cage
+
+    calls = []
+    monkeypatch.setattr(build_module, "build_hull", lambda points, spacing: calls.append(spacing) or _two_tets_apart())
+    cage = build_cage(obj_vertices("spot"), resolution=10, method=METHOD_HULL)
+    assert len(calls) == 1 + build_module.HULL_REFINE_PASSES and _pieces(cage) == 2
+    assert cage.note == ("the cage is in 2 pieces (the mesh is thin for its cells): a higher Resolution or Max "
+                         "Points, or the Fit cage, may hold it together")
+    empty = Cage(np.zeros((0, 3)), np.zeros((0, 4), dtype=np.int32), 0, METHOD_HULL)
+    monkeypatch.setattr(build_module, "build_hull", lambda points, spacing: empty)
+    with pytest.raises(TetRigInputError, match="too thin for a Hull cage"):
+        build_cage(obj_vertices("spot"), resolution=10, method=METHOD_HULL)

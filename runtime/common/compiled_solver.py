@@ -98,8 +98,9 @@ def wait_for_kernel(global_step: bool = False) -> None:
     (``backend.global_step_ready``): without a UI, wait for that too."""
     if global_step and in_background() and backend.unavailable_reason() is None and not backend.global_step_ready():
         wait_for_kernel()
-        print("TetRig: compiling the solver's global step for this computer (first run only)")
-        backend.wait_for_global_step()
+        if backend.kernel_ready():  # not when the solver turned out unavailable
+            print("TetRig: compiling the solver's global step for this computer (first run only)")
+            backend.wait_for_global_step()
         return
     if not backend.compiling():
         return

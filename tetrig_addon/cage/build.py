@@ -101,6 +101,11 @@ def _pieces(cage: Cage) -> int:
     return int(connected_components(graph, directed=False)[0])
 
 
+def _joined(*notes: str) -> str:
+    """The build's notes for the user, in one line ('' for none)."""
+    return "; ".join(n for n in notes if n)
+
+
 def _length(metres: float) -> str:
     """A length for a message: '4.8 cm', '1.2 m'."""
     return f"{100.0 * metres:.3g} cm" if metres < 1.0 else f"{metres:.3g} m"
@@ -134,7 +139,8 @@ def build_cage(
         lattice spacing (a planar mesh) is thickened to ``THIN_SLAB_SPACINGS`` spacings first.
 
     Raises:
-        TetRigInputError: see ``validate_points``; a resolution/cap out of range; an unknown method.
+        TetRigInputError: see ``validate_points``; a resolution/cap out of range; an unknown method; a
+            mesh too thin for any Hull cage under the cap (every tet a sliver).
     """
     if resolution < 1:
         raise TetRigInputError(f"Resolution must be at least 1, got {resolution}.")
@@ -157,18 +163,32 @@ def build_cage(
                 vertices, tris = np.asarray(points, dtype=np.float64), np.asarray(triangles, dtype=np.int64)
                 normals = point_normals(vertices, tris, group, pts.shape[0])
                 return build_fit(pts, normals, vertices, tris, spacing, max_control_points, solid)
-    asked, refined = spacing, 0
+    asked, refined, first = spacing, 0, None
     for _ in range(32):
         cage = build_hull(pts, spacing)
-        if cage.control_point_count <= max_control_points:
-            if _pieces(cage) > 1 and refined < HULL_REFINE_PASSES:
-                # slivers dropped cut a thin part through: a finer lattice (see the constant)
-                spacing *= HULL_REFINE_FACTOR
-                refined += 1
-                continue
-            if refined:
-                note = "; ".join(n for n in (note, f"cells of {_length(spacing)} instead of {_length(asked)}, so the "
-                                             "cage of this thin mesh holds together") if n)
+        if cage.control_point_count > max_control_points:
+            spacing *= 1.1 * (cage.control_point_count / max_control_points) ** (1.0 / 3.0)
+            continue
+        pieces = _pieces(cage) if cage.tet_count else 0
+        if pieces == 1:
+            if spacing < asked * (1.0 - 1e-9):
+                note = _joined(note, f"cells of {_length(spacing)} instead of {_length(asked)}, so the cage of this "
+                                     "thin mesh holds together")
             return Cage(cage.control_points, cage.tets, cage.dropped_slivers, METHOD_HULL, note)
-        spacing *= 1.1 * (cage.control_point_count / max_control_points) ** (1.0 / 3.0)
+        first = first or (cage, pieces)
+        if refined == HULL_REFINE_PASSES:
+            break
+        # slivers dropped cut a thin part through: a finer lattice (see the constant)
+        spacing *= HULL_REFINE_FACTOR
+        refined += 1
+    if first is not None:  # no finer lattice under the cap held together: the first cage, and why
+        cage, pieces = first
+        remedy = "a higher Resolution or Max Points" + (", or the Fit cage," if method == METHOD_HULL else "")
+        if pieces == 0:
+            raise TetRigInputError(f"The mesh is too thin for a Hull cage at this Resolution (every tet would be a "
+                                   f"sliver): {remedy} may give it one.")
+        if pieces > 1:
+            note = _joined(note, f"the cage is in {pieces} pieces (the mesh is thin for its cells): {remedy} may "
+                                 "hold it together")
+        return Cage(cage.control_points, cage.tets, cage.dropped_slivers, METHOD_HULL, note)
     raise TetRigInputError(f"Could not fit the cage under {max_control_points} control points.")

@@ -190,7 +190,7 @@ def status() -> str:
     if loading_from_cache():
         return f"{NUMPY} while the compiled solver loads from its cache"
     if compiling():
-        return f"{NUMPY} while the compiled solver is built (first use only, a few seconds)"
+        return f"{NUMPY} while the compiled solver is built (first use only, about half a minute)"
     return NUMPY
 
 
