@@ -6,7 +6,7 @@ import os, sys, bpy
 # then crop it into docs/bending.png. A 1 × 0.1 × 0.1 m bar pinned at x = 0, Continuum, 5e6 Pa (a
 # soft rubber), Global Iterations 1, at frame 8 (its first swing down, 0.3 s in).
 sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
-from shot_helpers import box_bar, open_tetrig_tab, register_from_checkout, solid_viewports
+from shot_helpers import box_bar, open_tetrig_tab, register_from_checkout, view_selected
 
 register_from_checkout()
 for ob in list(bpy.data.objects):
@@ -24,10 +24,5 @@ s.volume_stiffness = 5e6 / 1.2
 s.global_iterations = 1
 print("build:", bpy.ops.tetrig.build_cage())
 for f in range(1, 9): scene.frame_set(f)
-for window, area, space in solid_viewports():
-    for region in area.regions:
-        if region.type == "WINDOW":
-            with bpy.context.temp_override(window=window, area=area, region=region):
-                bpy.ops.view3d.view_axis(type="FRONT")
-                bpy.ops.view3d.view_selected()
+view_selected("FRONT")
 open_tetrig_tab()

@@ -6,7 +6,7 @@ import os, sys, bpy
 # Hull cage at Resolution 8: the lattice is one cell thick, its slivers cut the cage in two, and the
 # build makes the cells finer until it is one body; the panel's note says so.
 sys.path.insert(0, os.path.join(os.getcwd(), "docs"))
-from shot_helpers import box_bar, open_tetrig_tab, register_from_checkout, solid_viewports
+from shot_helpers import box_bar, open_tetrig_tab, register_from_checkout, view_selected
 
 register_from_checkout()
 for ob in list(bpy.data.objects):
@@ -20,11 +20,5 @@ s.resolution = 8
 print("build:", bpy.ops.tetrig.build_cage())
 print("note:", s.cage_note)
 s.show_cage = True
-for window, area, space in solid_viewports():
-    space.shading.type = "WIREFRAME"
-    for region in area.regions:
-        if region.type == "WINDOW":
-            with bpy.context.temp_override(window=window, area=area, region=region):
-                bpy.ops.view3d.view_axis(type="TOP")
-                bpy.ops.view3d.view_selected()
+view_selected("TOP", "WIREFRAME")
 open_tetrig_tab()

@@ -66,3 +66,15 @@ def box_bar(name: str, offset=(0.0, 0.0, 0.0)):
         o.select_set(o is obj)
     bpy.context.view_layer.objects.active = obj
     return obj
+
+
+def view_selected(axis: str, shading: str = "SOLID") -> None:
+    """Every 3D viewport (``solid_viewports``) looks along ``axis`` ('FRONT', 'TOP', ...) at the
+    selected objects, with ``shading``."""
+    for window, area, space in solid_viewports():
+        space.shading.type = shading
+        for region in area.regions:
+            if region.type == "WINDOW":
+                with bpy.context.temp_override(window=window, area=area, region=region):
+                    bpy.ops.view3d.view_axis(type=axis)
+                    bpy.ops.view3d.view_selected()
