@@ -86,7 +86,7 @@ def slide_on_slope(mu: float, substeps: int, youngs: float = 1e6, degrees: float
 
 
 def column_stretch(fps: int, mode: str = solver.MODE_SPRINGS, rate: float = RATE,
-                   iterations: int = 1, youngs: float = 1e5) -> float:
+                   iterations: int = 1, youngs: float = 1e5, integrator: str = solver.INTEGRATOR_EULER) -> float:
     """Steady stretch [m] of a 0.2 × 0.2 × 1 m column (10 cm tets, two across), top pinned,
     after 5 s at ``fps`` with substeps from ``rate``."""
     grid = np.stack(np.meshgrid(*[np.linspace(0, 1, 5)] * 3, indexing="ij"), -1).reshape(-1, 3)
@@ -96,7 +96,7 @@ def column_stretch(fps: int, mode: str = solver.MODE_SPRINGS, rate: float = RATE
     model = solver.build_model(x0, cage.tets, density=1000.0, pinned=top)
     settings = solver.SimSettings(mode=mode, youngs_modulus=youngs, volume_stiffness=youngs,
                                   substeps=solver.substeps_for(rate, 1 / fps), iterations=iterations,
-                                  damping=5.0).validated()
+                                  damping=5.0, integrator=integrator).validated()
     state = solver.rest_state(model)
     for _ in range(5 * fps):
         state = solver.step(model, state, settings, 1 / fps)

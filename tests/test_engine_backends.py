@@ -11,14 +11,17 @@ from tetrig_addon.solver import backend, contacts
 SAME_POSITIONS = 1e-9
 
 
-@pytest.mark.parametrize("mode, global_iterations", [
-    (solver.MODE_SPRINGS, 0), (solver.MODE_CONTINUUM, 0), (solver.MODE_PBD, 0),
-    (solver.MODE_SPRINGS, 2), (solver.MODE_CONTINUUM, 2)])
-def test_kernel_and_reference_step_the_same_frames(mode, global_iterations):
+@pytest.mark.parametrize("mode, global_iterations, integrator", [
+    (solver.MODE_SPRINGS, 0, solver.INTEGRATOR_EULER), (solver.MODE_CONTINUUM, 0, solver.INTEGRATOR_EULER),
+    (solver.MODE_PBD, 0, solver.INTEGRATOR_EULER), (solver.MODE_SPRINGS, 2, solver.INTEGRATOR_EULER),
+    (solver.MODE_CONTINUUM, 2, solver.INTEGRATOR_EULER), (solver.MODE_SPRINGS, 0, solver.INTEGRATOR_BDF2),
+    (solver.MODE_CONTINUUM, 2, solver.INTEGRATOR_BDF2)])
+def test_kernel_and_reference_step_the_same_frames(mode, global_iterations, integrator):
     """A ball with goals on its top (weight 0.5) and a pinned cap, dropped on a sphere collider
     and the ground, over frames with the goal moving: each frame both backends step from the same
     state and land within ``SAME_POSITIONS`` of each other; also with the global step
-    (``global_solve``), whose contacts, goals and material both backends assemble."""
+    (``global_solve``), whose contacts, goals and material both backends assemble, and with BDF2
+    (``integrator``), whose history both carry to the next frame."""
     pts, b, model = dropped_ball([0.2, 0.0, 1.4], radius=0.3)
     z = model.rest_positions[:, 2]
     goals = np.where(z > z.max() - 0.05, 1.0, np.where(z > z.max() - 0.2, 0.5, 0.0))
@@ -26,8 +29,8 @@ def test_kernel_and_reference_step_the_same_frames(mode, global_iterations):
                                contacts=(model.contact_indices, model.contact_weights), goal_weights=goals)
     verts, tris = uv_sphere(0.6)
     sphere = colliders.mesh_collider(verts, tris, thickness_outer=0.02)
-    settings = solver.SimSettings(mode=mode, ground_height=0.0, iterations=2,
-                                  global_iterations=global_iterations).validated()
+    settings = solver.SimSettings(mode=mode, ground_height=0.0, iterations=2, global_iterations=global_iterations,
+                                  integrator=integrator).validated()
     state = solver.rest_state(model)
     worst = 0.0
     for frame in range(8):
@@ -39,6 +42,11 @@ def test_kernel_and_reference_step_the_same_frames(mode, global_iterations):
                     np.abs(kernel.velocities - numpy.velocities).max() / 24,
                     np.abs(kernel.shown() - numpy.shown()).max())
         np.testing.assert_allclose(kernel.rotations, numpy.rotations, atol=1e-9)
+        assert (kernel.history is None) == (numpy.history is None) == (not settings.second_order)
+        if settings.second_order:
+            worst = max(worst, np.abs(kernel.history[0] - numpy.history[0]).max(),
+                        np.abs(kernel.history[1] - numpy.history[1]).max() / 24)
+            assert kernel.history[2] == numpy.history[2] == 1 / 24 / settings.substeps
         state = kernel
     assert worst < SAME_POSITIONS
     assert np.abs(state.positions - model.rest_positions).max() > 0.05  # it did move

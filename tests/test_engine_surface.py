@@ -192,7 +192,8 @@ def test_more_bending_stiffness_sags_less():
 def test_kernel_and_reference_step_a_surface_the_same():
     """Acceptance: a closed ball with pressure, bending, a pinned cap and goals, on the ground and a
     box; a 3,700-point sheet (the kernel's parallel colours); the jelly sphere with pressure
-    falling on the ground: both backends give the same positions, frame after frame."""
+    falling on the ground: both backends give the same positions, frame after frame (the ball
+    also with BDF2)."""
     verts, corners, sizes = uv_sphere_polygons(0.3, 12, 8)
     mesh = surface_mesh(verts, corners, sizes)
     z = verts[:, 2]
@@ -202,6 +203,8 @@ def test_kernel_and_reference_step_a_surface_the_same():
     material = solver.SurfaceMaterial(stretch=3e3, shear=3e2, bending=0.05, pressure=1e5)
     settings = solver.SimSettings(ground_height=0.0, iterations=2).validated()
     worst = _compare(body, settings, material, [box], frames=8)
+    bdf2 = solver.SimSettings(ground_height=0.0, iterations=2, integrator=solver.INTEGRATOR_BDF2).validated()
+    worst = max(worst, _compare(body, bdf2, material, [box], frames=8))
     grid_verts, grid = sheet(60, 60, 0.02)
     big = SurfaceBody(grid, grid_verts + [0.0, 0.0, 0.05], 1.0, pinned=grid_verts[:, 0] == 0.0)
     worst = max(worst, _compare(big, solver.SimSettings(ground_height=0.0).validated(),

@@ -1,6 +1,7 @@
 """Frame cache: frame F gives the same state however it is reached (no Blender)."""
 
 import numpy as np
+import pytest
 from conftest import obj_vertices
 
 from tetrig_addon import solver
@@ -8,10 +9,10 @@ from tetrig_addon.cage import build_cage
 from tetrig_addon.timeline import FrameCache
 
 
-def make():
+def make(integrator=solver.INTEGRATOR_EULER):
     cage = build_cage(obj_vertices("suzanne"), resolution=5)
     model = solver.build_model(cage.control_points, cage.tets)
-    settings = solver.SimSettings(ground_height=float(cage.control_points[:, 2].min()) - 0.2)
+    settings = solver.SimSettings(ground_height=float(cage.control_points[:, 2].min()) - 0.2, integrator=integrator)
     calls = []
 
     def advance(state, frame):
@@ -21,8 +22,10 @@ def make():
     return model, advance, calls
 
 
-def test_jump_play_and_scrub_back_agree():
-    model, advance, calls = make()
+@pytest.mark.parametrize("integrator", solver.INTEGRATORS)
+def test_jump_play_and_scrub_back_agree(integrator):
+    """Also with BDF2, whose state carries the substep before the last (``State.history``)."""
+    model, advance, calls = make(integrator)
     played = FrameCache(1, solver.rest_state(model), "k")
     for f in range(1, 41):
         a = played.state_at(f, advance)
@@ -34,6 +37,7 @@ def test_jump_play_and_scrub_back_agree():
     assert len(calls) == n  # going back recomputes nothing
     assert np.array_equal(a.positions, jumped.positions)
     assert np.array_equal(a.positions, back.positions)
+    assert (a.history is not None) == (integrator == solver.INTEGRATOR_BDF2)
 
 
 def test_frames_before_start_are_rest():

@@ -23,6 +23,7 @@ from .continuum import ContinuumPlan
 from .edges import EdgePlan
 from .global_solve import GlobalPlan
 from .goals import GoalPlan
+from .integrator import SECOND_ORDER_STEP, history_start
 from .model import TINY, Model, State
 from .pressure import PressurePlan
 from .reference import CONTACT_NEWTON_STEPS
@@ -78,6 +79,12 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
     t = model.topology
     c = contact_plan
+    h = frame_dt / settings.substeps
+    x_old, v_old = history_start(state, settings, h)
+    have_old = x_old is not None
+    if not have_old:  # arrays the frame fills for the next (BDF2), or empty ones it leaves alone
+        x_old = np.zeros_like(x) if settings.second_order else np.zeros((0, 3))
+        v_old = np.zeros_like(x_old)
     # A surface body's hinges and gas, as two tuples so the cage path passes two inactive ones
     # (their work is skipped by their first element).
     bend = (bending_plan.active, model.hinges, t.hinge_offsets, t.hinge_ids, t.hinge_corners,
@@ -102,8 +109,12 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
            c.free_weights, c.free_shares,
            np.asarray(settings.gravity, dtype=np.float64), float(frame_dt), int(settings.substeps),
            int(settings.iterations), float(settings.damping), float(settings.max_speed),
-           float(contacts.FRICTION_SLIP_SPEED), CONTACT_NEWTON_STEPS, _threads_help)
-    return State(x, v, q)
+           float(contacts.FRICTION_SLIP_SPEED), CONTACT_NEWTON_STEPS, _threads_help,
+           x_old, v_old, have_old, settings.second_order)
+    out = State(x, v, q)
+    if settings.second_order:
+        out.history = (x_old, v_old, h)
+    return out
 
 
 @njit(cache=True)
@@ -115,13 +126,14 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
            shape_vectors, bend, gas, glob, goal_k, goal_damping, goal_start, goal_end,
            c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids, c_corners,
            c_free_w, c_free_share, gravity, frame_dt, substeps, iterations, damping, max_speed,
-           slip_speed, newton_steps, use_threads):
-    """Every substep of one frame (in place on x, v, q); see ``loop.py``."""
+           slip_speed, newton_steps, use_threads, x_old, v_old, have_old, second_order):
+    """Every substep of one frame (in place on x, v, q); see ``loop.py``. With ``second_order``
+    (BDF2, ``integrator``), ``x_old``, ``v_old`` [n, 3] hold the substep before the state's last
+    when ``have_old`` (else the first substep is implicit Euler's) and are left holding the frame's
+    own for the next frame."""
     n = x.shape[0]
     h = frame_dt / substeps
-    h2 = h * h
     decay = math.exp(-damping * h)
-    eps = slip_speed * h
     g_length = math.sqrt(gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2])
     y = np.empty_like(x)
     x_prev = np.empty_like(x)
@@ -161,10 +173,23 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
                               + c_n[ci, 2] * (p2 - c_s[ci, 2]))
     for s in range(substeps):
         share = (s + 1) / substeps
-        # pre-solve: damping, goal damping, speed limit; the inertial target y and the start x
+        second = have_old or (second_order and s > 0)
+        hs = SECOND_ORDER_STEP * h if second else h  # the step the incremental potential is of
+        h2 = hs * hs
+        eps = slip_speed * hs
+        # pre-solve: the integrator's base point x_prev and velocity (BDF2: from the last two
+        # substeps); damping, goal damping, speed limit; the inertial target y and the start x
         for i in range(n):
-            x_prev[i, 0], x_prev[i, 1], x_prev[i, 2] = x[i, 0], x[i, 1], x[i, 2]
             kinematic = inv[i] == 0.0
+            b0, b1, b2 = x[i, 0], x[i, 1], x[i, 2]
+            v0, v1, v2 = v[i, 0], v[i, 1], v[i, 2]
+            if second and not kinematic:
+                b0, b1, b2 = (4.0 * b0 - x_old[i, 0]) / 3.0, (4.0 * b1 - x_old[i, 1]) / 3.0, (4.0 * b2 - x_old[i, 2]) / 3.0
+                v0, v1, v2 = (4.0 * v0 - v_old[i, 0]) / 3.0, (4.0 * v1 - v_old[i, 1]) / 3.0, (4.0 * v2 - v_old[i, 2]) / 3.0
+            if second_order:
+                x_old[i, 0], x_old[i, 1], x_old[i, 2] = x[i, 0], x[i, 1], x[i, 2]
+                v_old[i, 0], v_old[i, 1], v_old[i, 2] = v[i, 0], v[i, 1], v[i, 2]
+            x_prev[i, 0], x_prev[i, 1], x_prev[i, 2] = b0, b1, b2
             gd = goal_damping[i]
             if kinematic or gd > 0.0 or goal_k[i] > 0.0:
                 for k in range(3):
@@ -178,7 +203,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
                     x[i, k] = goal[i, k]
                     y[i, k] = goal[i, k]
             else:
-                v0, v1, v2 = v[i, 0] * decay, v[i, 1] * decay, v[i, 2] * decay
+                v0, v1, v2 = v0 * decay, v1 * decay, v2 * decay
                 if gd > 0.0:
                     v0 -= gd * (v0 - gv0)
                     v1 -= gd * (v1 - gv1)
@@ -188,12 +213,12 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
                     scale = max_speed / length
                     v0, v1, v2 = v0 * scale, v1 * scale, v2 * scale
                 v[i, 0], v[i, 1], v[i, 2] = v0, v1, v2
-                y[i, 0] = x[i, 0] + h * v0 + h2 * gravity[0]
-                y[i, 1] = x[i, 1] + h * v1 + h2 * gravity[1]
-                y[i, 2] = x[i, 2] + h * v2 + h2 * gravity[2]
-                x[i, 0] += h * v0
-                x[i, 1] += h * v1
-                x[i, 2] += h * v2
+                y[i, 0] = b0 + hs * v0 + h2 * gravity[0]
+                y[i, 1] = b1 + hs * v1 + h2 * gravity[1]
+                y[i, 2] = b2 + hs * v2 + h2 * gravity[2]
+                x[i, 0] = b0 + hs * v0
+                x[i, 1] = b1 + hs * v1
+                x[i, 2] = b2 + hs * v2
             if contact_count:
                 speed[i] = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
                 point_near[i] = False
@@ -262,7 +287,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
         for i in range(n):
             if inv[i] > 0.0:
                 for k in range(3):
-                    v[i, k] = (x[i, k] - x_prev[i, k]) / h
+                    v[i, k] = (x[i, k] - x_prev[i, k]) / hs
             else:
                 for k in range(3):
                     v[i, k] = (goal_end[i, k] - goal_start[i, k]) / frame_dt

@@ -21,6 +21,10 @@ Two choices make the result hold whatever the step length:
   contacts and the elements that tie free points to pinned ones; the rest of E does not change
   under a translation), so a falling body falls at g however stiff it is.
 
+With ``settings.integrator`` BDF2 (``integrator``) a substep minimizes the same G with ⅔Δt for
+Δt, from the base point x̂ = (4xₙ − xₙ₋₁)/3 instead of xₙ (the state's ``history``), so a swing
+keeps its height where implicit Euler damps it; everything below is the same with those.
+
 Per substep: pre-solve (damping, goal damping, speed limit, y and the start x; kinematic points
 move to their goal), the translation step, the global step when ``settings.global_iterations`` > 0
 (``global_solve``: a Newton step of the whole cage, so bending travels at its true speed),
@@ -38,7 +42,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import colliders as collision
-from . import bending, continuum, contacts, edges, global_solve, plasticity, pressure, reference, volumes
+from . import bending, continuum, contacts, edges, global_solve, integrator, plasticity, pressure, reference, volumes
 from . import goals as goal_springs
 from .model import Model, State
 from .settings import MODE_CONTINUUM, SimSettings, SurfaceMaterial
@@ -79,7 +83,10 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
             if (value := getattr(state, name)) is not None}
     if rest:  # plasticity moved them: the frame uses the state's
         model = dataclasses.replace(model, **rest)
-    plans = (*_material_plans(model, settings, sim_dt, surface),
+    # The material's plans are of the step its incremental potential has (BDF2's ⅔Δt, ``integrator``):
+    # the global step's preconditioner holds M/Δt², and a surface's conditioning bound is on ω²Δt².
+    solve_dt = sim_dt * integrator.SECOND_ORDER_STEP if settings.second_order else sim_dt
+    plans = (*_material_plans(model, settings, solve_dt, surface),
              goal_springs.plan(model, settings, sim_dt, goals),
              contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled))
     if compiled is not None:
@@ -91,7 +98,7 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     # frame rate (measured: 13 % on the bunny) and biased a landing ball's turn.
     shown = contacts.project_out(new.positions, model.inverse_masses, plans[-1], compiled=compiled)
     result = state.moved(new.positions, new.velocities, new.rotations,
-                         None if shown is new.positions else shown)
+                         None if shown is new.positions else shown, new.history)
     if plastic is not None:
         result = plasticity.creep(original, result, plastic, frame_dt,
                                   continuum=settings.mode == MODE_CONTINUUM)
@@ -107,7 +114,7 @@ _plan_cache: dict[tuple, tuple] = {}
 def _material_plans(model: Model, settings: SimSettings, sim_dt: float,
                     surface: SurfaceMaterial | None) -> tuple:
     """(edge, volume, continuum, bending, pressure, global step) plans of ``model`` for
-    ``settings``, the ``surface`` material and the step ``sim_dt``."""
+    ``settings``, the ``surface`` material and the incremental potential's step ``sim_dt`` [s]."""
     key = (id(model), settings, sim_dt, surface)
     cached = _plan_cache.get(key)
     if cached is not None and cached[0] is model:  # the same object, not a new one at a reused id

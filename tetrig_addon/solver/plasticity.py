@@ -116,7 +116,7 @@ def creep(model: Model, state: State, settings: PlasticSettings, dt: float, cont
     """The state with its rest data crept over ``dt`` [s] (see the module): the continuum tets'
     rest shapes when ``continuum``, else the springs' rest lengths; and the hinges' rest angles.
     ``model`` holds the original rest data; ``state`` is not modified."""
-    out = state.moved(state.positions, state.velocities, state.rotations, state.shown_positions)
+    out = state.moved(state.positions, state.velocities, state.rotations, state.shown_positions, state.history)
     x = state.positions
     if continuum and model.tet_count:
         current = model.inverse_rest_shapes if state.inverse_rest_shapes is None else state.inverse_rest_shapes

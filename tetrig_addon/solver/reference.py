@@ -23,6 +23,7 @@ from .pressure import PressurePlan
 from .reference_global import contact_force as _contact_force
 from .reference_global import global_step
 from .reference_global import tet_coordinates as _tet_coordinates
+from .integrator import SECOND_ORDER_STEP, history_start
 from .settings import SimSettings
 from .volumes import VolumePlan
 
@@ -40,31 +41,41 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
     substeps = settings.substeps
     h = frame_dt / substeps
-    h2 = h * h
+    x_old, v_old = history_start(state, settings, h)
     free = model.inverse_masses > 0.0
     decay = np.exp(-settings.damping * h)
     gravity = np.asarray(settings.gravity, dtype=np.float64)
     goal_velocity = (goal_plan.end - goal_plan.start) / frame_dt
-    eps = contacts.FRICTION_SLIP_SPEED * h
     g_length = float(np.sqrt(gravity @ gravity))
     topo = model.topology
     plans = (edge_plan, volume_plan, continuum_plan, bending_plan, pressure_plan, goal_plan, contact_plan)
     for s in range(substeps):
         goal = goal_plan.start + (goal_plan.end - goal_plan.start) * ((s + 1) / substeps)
-        # pre-solve: damping, goal damping, speed limit; the inertial target y and the start x
-        vf = v[free] * decay
+        # pre-solve: the integrator's base point and velocity (BDF2: from the last two substeps);
+        # damping, goal damping, speed limit; the inertial target y and the start x
+        second = x_old is not None
+        hs = SECOND_ORDER_STEP * h if second else h  # the step the incremental potential is of
+        h2 = hs * hs
+        eps = contacts.FRICTION_SLIP_SPEED * hs
+        base = x.copy()
+        vf = v[free]
+        if second:
+            base[free] = (4.0 * x[free] - x_old[free]) / 3.0
+            vf = (4.0 * vf - v_old[free]) / 3.0
+        if settings.second_order:
+            x_old, v_old = x.copy(), v.copy()
+        vf = vf * decay
         vf -= goal_plan.damping[free, None] * (vf - goal_velocity[free])
         speed = np.sqrt(np.einsum("ij,ij->i", vf, vf))
         vf *= np.where(speed > settings.max_speed, settings.max_speed / np.maximum(speed, 1e-300), 1.0)[:, None]
-        x_prev = x.copy()
         y = goal.copy()
-        y[free] = x[free] + h * vf + h2 * gravity
-        x[free] = x[free] + h * vf
+        y[free] = base[free] + hs * vf + h2 * gravity
+        x[free] = base[free] + hs * vf
         x[~free] = goal[~free]
         v[free] = vf
         speed = np.sqrt(np.einsum("ij,ij->i", v, v))
         speed[~free] = np.sqrt(np.einsum("ij,ij->i", goal_velocity[~free], goal_velocity[~free]))
-        p_start = _contact_points(x_prev, contact_plan)
+        p_start = _contact_points(base, contact_plan)
         plan = contact_plan
         reach = np.einsum("vk,vk->v", np.abs(plan.weights), speed[plan.indices])
         distance = np.einsum("ij,ij->i", plan.normals, p_start - plan.surfaces)
@@ -90,9 +101,13 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
                         break
                     switched = _local_solve(model, x, y, q, again, h2, goal, p_start, near, eps, gas, *plans)
                     again = again[switched]
-        v[free] = (x[free] - x_prev[free]) / h
+        v[free] = (x[free] - base[free]) / hs
         v[~free] = goal_velocity[~free]
-    return State(x, v, q)
+    out = State(x, v, q)
+    if x_old is not None:
+        out.history = (x_old, v_old, h)
+    return out
+
 
 
 def _rows(offsets: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

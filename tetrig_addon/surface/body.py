@@ -203,7 +203,9 @@ class SurfaceBody:
         new = self.model_for(torn, broken)
         carry = tearing.carried_particles(current.corner_particles, new.corner_particles, new.particle_count)
         shown = None if state.shown_positions is None else state.shown_positions[carry]
-        out = state.moved(x[carry], state.velocities[carry], state.rotations, shown)
+        history = None if state.history is None else (state.history[0][carry], state.history[1][carry],
+                                                        state.history[2])
+        out = state.moved(x[carry], state.velocities[carry], state.rotations, shown, history)
         assert isinstance(out, SurfaceState)
         out.torn = torn
         out.broken = broken
