@@ -263,6 +263,7 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         col.prop(s, "iterations")
         if s.mode != "PBD":
             col.prop(s, "global_iterations")
+            col.prop(s, "integrator")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
         _solver_label(col)
 
@@ -277,6 +278,7 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         col.prop(s, "damping")
         col.prop(s, "steps_per_second")
         col.prop(s, "iterations")
+        col.prop(s, "integrator")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
         _solver_label(col)
 

@@ -246,6 +246,17 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
                     "(Springs and Continuum): stiff bodies bend and swing at their true speed instead of "
                     "in slow motion. 1 is usually enough; each costs about a sweep. "
                     "0 turns it off")
+    integrator: EnumProperty(  # type: ignore[valid-type]
+        name="Integrator",
+        items=[(engine_solver.INTEGRATOR_EULER, "Implicit Euler",
+                "Backward Euler: the most damped; a swing loses height every period, more so at fewer "
+                "Steps per Second"),
+               (engine_solver.INTEGRATOR_BDF2, "BDF2",
+                "Second-order backward differentiation: as stable, and a swing keeps its height for "
+                "many periods (livelier ears, tails and jiggle at the same cost)")],
+        default=engine_solver.INTEGRATOR_EULER,
+        description="How each step moves on in time (Springs, Continuum and Surface bodies; PBD Spring "
+                    "always steps with implicit Euler)")
     density: FloatProperty(  # type: ignore[valid-type]
         name="Density kg/m³", default=1000.0, min=1e-6, soft_max=20000.0,
         description="Mass density [kg/m³]; each tet gives a quarter of its mass to each corner")

@@ -51,7 +51,7 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene, cage: bool = Tru
     material = (dict(mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness, use_volume=s.use_volume,
                      volume_stiffness=s.volume_stiffness, global_iterations=s.global_iterations) if cage else {})
     return solver.SimSettings(
-        **material, damping=s.damping,
+        **material, damping=s.damping, integrator=s.integrator,
         substeps=solver.substeps_for(s.steps_per_second, frame_dt(scene)), iterations=s.iterations,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
         ground_friction=s.ground_friction,
