@@ -278,7 +278,6 @@ class TETRIG_PT_simulation(SoftBodySubpanel):
         col.prop(s, "damping")
         col.prop(s, "steps_per_second")
         col.prop(s, "iterations")
-        col.prop(s, "integrator")
         col.prop_search(s, "pin_group", obj, "vertex_groups")
         _solver_label(col)
 

@@ -66,7 +66,8 @@ def turned_degrees(rotation: np.ndarray) -> float:
 
 
 def slide_on_slope(mu: float, substeps: int, youngs: float = 1e6, degrees: float = 15.0,
-                   seconds: float = 5.0, fps: int = 24, size: float = 0.4) -> float:
+                   seconds: float = 5.0, fps: int = 24, size: float = 0.4,
+                   integrator: str = solver.INTEGRATOR_EULER) -> float:
     """How far [m] the bottom face of a cube resting on a ``degrees`` slope (friction ``mu``,
     static = kinetic) moves down it in ``seconds``, from rest on the slope."""
     rotation = tilt(degrees)
@@ -75,7 +76,7 @@ def slide_on_slope(mu: float, substeps: int, youngs: float = 1e6, degrees: float
     slope = box_collider([-5.0, -5.0, -1.0], [5.0, 5.0, 0.0], rotation, thickness_outer=0.0,
                          static_friction=mu, kinetic_friction=mu)
     settings = solver.SimSettings(youngs_modulus=youngs, volume_stiffness=10 * youngs,
-                                  substeps=substeps).validated()
+                                  substeps=substeps, integrator=integrator).validated()
     state = solver.rest_state(model)
     down, normal = rotation @ [1.0, 0.0, 0.0], rotation @ [0.0, 0.0, 1.0]
     start = surface(model, b, state)

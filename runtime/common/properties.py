@@ -255,8 +255,8 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
                 "Second-order backward differentiation: as stable, and a swing keeps its height for "
                 "many periods (livelier ears, tails and jiggle at the same cost)")],
         default=engine_solver.INTEGRATOR_EULER,
-        description="How each step moves on in time (Springs, Continuum and Surface bodies; PBD Spring "
-                    "always steps with implicit Euler)")
+        description="How each step moves on in time (cages in Springs and Continuum; PBD Spring and "
+                    "Surface bodies always step with implicit Euler)")
     density: FloatProperty(  # type: ignore[valid-type]
         name="Density kg/m³", default=1000.0, min=1e-6, soft_max=20000.0,
         description="Mass density [kg/m³]; each tet gives a quarter of its mass to each corner")

@@ -49,9 +49,10 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene, cage: bool = Tru
     scale = scene.unit_settings.scale_length
     gravity = tuple(np.array(scene.gravity).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
     material = (dict(mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness, use_volume=s.use_volume,
-                     volume_stiffness=s.volume_stiffness, global_iterations=s.global_iterations) if cage else {})
+                     volume_stiffness=s.volume_stiffness, global_iterations=s.global_iterations,
+                     integrator=s.integrator) if cage else {})
     return solver.SimSettings(
-        **material, damping=s.damping, integrator=s.integrator,
+        **material, damping=s.damping,
         substeps=solver.substeps_for(s.steps_per_second, frame_dt(scene)), iterations=s.iterations,
         gravity=gravity, ground_height=s.ground_height * scale if s.use_ground else None,
         ground_friction=s.ground_friction,

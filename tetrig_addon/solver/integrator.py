@@ -13,6 +13,13 @@ v = (x − x̂)/ĥ = (3x − 4xₙ + xₙ₋₁)/(2Δt) (Ascher & Petzold 1998, 
 Differential Equations and Differential-Algebraic Equations", §5.1.2; Choi & Ko 2002, "Stable but
 Responsive Cloth", use it for cloth). So the sweeps, the translation and global steps, contacts and
 friction need only ĥ in place of Δt; both backends share these two definitions.
+
+In contact, frames step with implicit Euler (``loop.step``: any frame with contact candidates).
+With one sweep per step the penalty contacts and friction are not converged, and BDF2, which does
+not damp what the solve leaves, turns that residual into motion: measured, a cube at rest on the
+ground moved at up to 2 cm/s, and a cube on a 15° slope with μ = 0.5 slid 3.5-4.6 cm where implicit
+Euler holds it within 5 mm. A swinging tail, ear or antenna touches nothing and keeps BDF2's swing;
+the first frame after a contact starts BDF2 afresh (one implicit Euler substep).
 """
 
 from __future__ import annotations

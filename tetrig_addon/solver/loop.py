@@ -23,7 +23,9 @@ Two choices make the result hold whatever the step length:
 
 With ``settings.integrator`` BDF2 (``integrator``) a substep minimizes the same G with ⅔Δt for
 Δt, from the base point x̂ = (4xₙ − xₙ₋₁)/3 instead of xₙ (the state's ``history``), so a swing
-keeps its height where implicit Euler damps it; everything below is the same with those.
+keeps its height where implicit Euler damps it; everything below is the same with those. A frame
+with contact candidates steps with implicit Euler (``integrator``: resting contact jitters under
+BDF2 with one sweep per step).
 
 Per substep: pre-solve (damping, goal damping, speed limit, y and the start x; kinematic points
 move to their goal), the translation step, the global step when ``settings.global_iterations`` > 0
@@ -45,7 +47,7 @@ from .. import colliders as collision
 from . import bending, continuum, contacts, edges, global_solve, integrator, plasticity, pressure, reference, volumes
 from . import goals as goal_springs
 from .model import Model, State
-from .settings import MODE_CONTINUUM, SimSettings, SurfaceMaterial
+from .settings import INTEGRATOR_EULER, MODE_CONTINUUM, SimSettings, SurfaceMaterial
 
 
 def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
@@ -83,12 +85,14 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
             if (value := getattr(state, name)) is not None}
     if rest:  # plasticity moved them: the frame uses the state's
         model = dataclasses.replace(model, **rest)
+    contact_plan = contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled)
+    if settings.second_order and contact_plan.contact_count:
+        settings = dataclasses.replace(settings, integrator=INTEGRATOR_EULER)  # (``integrator.IN_CONTACT``)
     # The material's plans are of the step its incremental potential has (BDF2's ⅔Δt, ``integrator``):
     # the global step's preconditioner holds M/Δt², and a surface's conditioning bound is on ω²Δt².
     solve_dt = sim_dt * integrator.SECOND_ORDER_STEP if settings.second_order else sim_dt
     plans = (*_material_plans(model, settings, solve_dt, surface),
-             goal_springs.plan(model, settings, sim_dt, goals),
-             contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled))
+             goal_springs.plan(model, settings, sim_dt, goals), contact_plan)
     if compiled is not None:
         new = compiled.advance(model, state, settings, frame_dt, *plans)
     else:

@@ -57,8 +57,10 @@ class SimSettings:
         global_iterations: conjugate-gradient iterations of the global step before the sweeps of
             each substep (``global_solve``; cages in the Springs and Continuum modes), ≥ 0; 0 turns
             it off.
-        integrator: ``INTEGRATOR_EULER`` or ``INTEGRATOR_BDF2`` (``loop.py``); the PBD mode
-            always steps with implicit Euler (its projections are not a minimization).
+        integrator: ``INTEGRATOR_EULER`` or ``INTEGRATOR_BDF2`` (``integrator``); the PBD mode
+            always steps with implicit Euler (its projections are not a minimization). The Blender
+            layer offers BDF2 for cages only: on a stiff Surface sheet (≥ 3e5 N/m) one sweep per
+            step leaves it gaining energy (docs/solver-notes.md).
         gravity: float [3] [m/s²], world space.
         ground_height: world z of the ground plane [m], or ``None`` for no ground.
         ground_friction: kinetic Coulomb friction coefficient μ_k of the ground (≥ 0).
