@@ -3,12 +3,13 @@ same cage at 100 times the steps (not a test; prints and writes a table, never f
 
 Usage::
 
-    .venv/bin/python benchmarks/bending.py [--seconds 1.0] [--runs IMPLICIT_EULER:0,BDF2:1] [--references IMPLICIT_EULER:0,BDF2:1]
-        [--out benchmarks/bending.md]
+    .venv/bin/python benchmarks/bending.py [--seconds 1.0] [--runs IMPLICIT_EULER:0,BDF2:1]
+        [--references IMPLICIT_EULER:0,BDF2:1] [--out benchmarks/bending.md]
 
 The bar of issue 24: 1 m × 0.1 m × 0.1 m, a 41 × 5 × 5 point grid, ``build_cage(resolution=...)``,
 pinned at its cage's end layer at x = 0 (a coarse cage reaches past the grid), density 1000 kg/m³,
-gravity, Poisson's ratio 0.3 (Volume = E/(3(1 − 2ν))), damping 1/s. For Continuum and Springs, E = 5e7 and 5e6 Pa, resolutions 10, 20 and 40, it steps
+gravity, Poisson's ratio 0.3 (Volume = E/(3(1 − 2ν))), damping 1/s. For Continuum and Springs, E = 5e7
+and 5e6 Pa, resolutions 10, 20 and 40, it steps
 ``--seconds`` at 24 fps with the default 240 steps per second and 1 sweep, and with 24,000 steps per
 second (the references: ``--references``, integrator and global iterations), and at the default
 rate with each of ``--runs`` (the integrator, ``solver.integrator``, and Global Iterations, the global
@@ -132,7 +133,8 @@ def main() -> None:
     for name, youngs, resolution, points, integrator, count, d, refs, errors, seconds in rows:
         cells = [f"{1000 * r[0]:.1f} mm, {r[1]:.3f} s, {1000 * r[2]:.1f} mm | " + ", ".join(f"{x:+.0f} %" for x in e)
                  for r, e in zip(refs, errors)]
-        lines.append(f"| {name} | {youngs:.0e} | {resolution} | {points} | {integrator}, {count} | {1000 * d[0]:.1f} mm, "
+        lines.append(f"| {name} | {youngs:.0e} | {resolution} | {points} | {integrator}, {count} | "
+                     f"{1000 * d[0]:.1f} mm, "
                      f"{d[1]:.3f} s, {1000 * d[2]:.1f} mm | " + " | ".join(cells) + f" | {seconds:.2f} s |")
     write_table(args.out, "\n".join(lines) + "\n")
     print("written", args.out)

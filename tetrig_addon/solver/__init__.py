@@ -8,7 +8,8 @@ in NumPy (``reference``) and compiled with Numba (``kernel``); ``backend`` choos
 
 from .backend import BackendUnavailable, step
 from .model import GOAL_EXACT, Model, State, build_model, lumped_masses, rest_state, with_rest
-from .settings import (DEFAULT_STEPS_PER_SECOND, INTEGRATOR_BDF2, INTEGRATOR_EULER, INTEGRATORS, MODE_CONTINUUM, MODE_PBD, MODE_SPRINGS, MODES,
+from .settings import (DEFAULT_STEPS_PER_SECOND, INTEGRATOR_BDF2, INTEGRATOR_EULER, INTEGRATORS, MODE_CONTINUUM,
+                       MODE_PBD, MODE_SPRINGS, MODES,
                        SPRING_NETWORK_YOUNG_SHARE, SimSettings, SurfaceMaterial, lame_parameters,
                        spring_moduli, substeps_for)
 from .plasticity import PlasticSettings

@@ -184,8 +184,10 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
             b0, b1, b2 = x[i, 0], x[i, 1], x[i, 2]
             v0, v1, v2 = v[i, 0], v[i, 1], v[i, 2]
             if second and not kinematic:
-                b0, b1, b2 = (4.0 * b0 - x_old[i, 0]) / 3.0, (4.0 * b1 - x_old[i, 1]) / 3.0, (4.0 * b2 - x_old[i, 2]) / 3.0
-                v0, v1, v2 = (4.0 * v0 - v_old[i, 0]) / 3.0, (4.0 * v1 - v_old[i, 1]) / 3.0, (4.0 * v2 - v_old[i, 2]) / 3.0
+                b0, b1 = (4.0 * b0 - x_old[i, 0]) / 3.0, (4.0 * b1 - x_old[i, 1]) / 3.0
+                b2 = (4.0 * b2 - x_old[i, 2]) / 3.0
+                v0, v1 = (4.0 * v0 - v_old[i, 0]) / 3.0, (4.0 * v1 - v_old[i, 1]) / 3.0
+                v2 = (4.0 * v2 - v_old[i, 2]) / 3.0
             if second_order:
                 x_old[i, 0], x_old[i, 1], x_old[i, 2] = x[i, 0], x[i, 1], x[i, 2]
                 v_old[i, 0], v_old[i, 1], v_old[i, 2] = v[i, 0], v[i, 1], v[i, 2]

@@ -87,7 +87,7 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
         model = dataclasses.replace(model, **rest)
     contact_plan = contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled)
     if settings.second_order and contact_plan.contact_count:
-        settings = dataclasses.replace(settings, integrator=INTEGRATOR_EULER)  # (``integrator.IN_CONTACT``)
+        settings = dataclasses.replace(settings, integrator=INTEGRATOR_EULER)  # why: ``integrator``
     # The plans are of the substep Δt also under BDF2, whose potential has ⅔Δt: the global step's
     # preconditioner with M/Δt² (against M/(⅔Δt)² in H) carries the soft modes further in one
     # iteration (measured, the bunny kicked sideways, 1 global iteration: first swing −8 % of the
@@ -119,7 +119,7 @@ _plan_cache: dict[tuple, tuple] = {}
 def _material_plans(model: Model, settings: SimSettings, sim_dt: float,
                     surface: SurfaceMaterial | None) -> tuple:
     """(edge, volume, continuum, bending, pressure, global step) plans of ``model`` for
-    ``settings``, the ``surface`` material and the incremental potential's step ``sim_dt`` [s]."""
+    ``settings``, the ``surface`` material and the substep ``sim_dt`` [s]."""
     key = (id(model), settings, sim_dt, surface)
     cached = _plan_cache.get(key)
     if cached is not None and cached[0] is model:  # the same object, not a new one at a reused id

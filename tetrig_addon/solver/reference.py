@@ -20,10 +20,10 @@ from .goals import GoalPlan
 from .linear3 import solve_symmetric
 from .model import Model, State
 from .pressure import PressurePlan
+from .integrator import SECOND_ORDER_STEP, history_start
 from .reference_global import contact_force as _contact_force
 from .reference_global import global_step
 from .reference_global import tet_coordinates as _tet_coordinates
-from .integrator import SECOND_ORDER_STEP, history_start
 from .settings import SimSettings
 from .volumes import VolumePlan
 
@@ -107,7 +107,6 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     if x_old is not None:
         out.history = (x_old, v_old, h)
     return out
-
 
 
 def _rows(offsets: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
