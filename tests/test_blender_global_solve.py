@@ -80,7 +80,7 @@ def test_the_bdf2_integrator_reaches_the_solver_and_the_bake(bpy, addon):
     """Integrator BDF2 on the same bar with one global iteration: the setting is in the solver's
     settings, frames 1-12 swing as the engine's BDF2 does (not as implicit Euler's), a jump back
     to frame 1 and replay gives the same frames (the state's history is the frame cache's), and
-    a bake replays what was played."""
+    a bake replays what was played; in the PBD mode it is not passed on (PBD ignores it)."""
     from tetrig.runtime.common.soft_body import sim_settings
 
     obj, rest = cantilever(bpy)
@@ -98,3 +98,5 @@ def test_the_bdf2_integrator_reaches_the_solver_and_the_bake(bpy, addon):
         assert bpy.ops.tetrig.bake() == {"FINISHED"}
     baked = tip_sag(bpy, obj, world_rest, range(1, 13))
     np.testing.assert_allclose(baked, played, atol=1e-6)
+    obj.tetrig.mode = "PBD"  # which steps with implicit Euler: the setting does not outdate its bake
+    assert sim_settings(obj, bpy.context.scene).integrator == "IMPLICIT_EULER"

@@ -50,7 +50,9 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene, cage: bool = Tru
     gravity = tuple(np.array(scene.gravity).tolist()) if scene.use_gravity else (0.0, 0.0, 0.0)
     material = (dict(mode=s.mode, youngs_modulus=s.youngs_modulus, stiffness=s.stiffness, use_volume=s.use_volume,
                      volume_stiffness=s.volume_stiffness, global_iterations=s.global_iterations,
-                     integrator=s.integrator) if cage else {})
+                     # (PBD Spring steps with implicit Euler whatever the setting: its bake stays current)
+                     integrator=s.integrator if s.mode != solver.MODE_PBD else solver.INTEGRATOR_EULER)
+                if cage else {})
     return solver.SimSettings(
         **material, damping=s.damping,
         substeps=solver.substeps_for(s.steps_per_second, frame_dt(scene)), iterations=s.iterations,

@@ -23,7 +23,7 @@ from .continuum import ContinuumPlan
 from .edges import EdgePlan
 from .global_solve import GlobalPlan
 from .goals import GoalPlan
-from .integrator import SECOND_ORDER_STEP, history_start
+from .integrator import SECOND_ORDER_STEP, history_start, substep_decays
 from .model import TINY, Model, State
 from .pressure import PressurePlan
 from .reference import CONTACT_NEWTON_STEPS
@@ -80,11 +80,14 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     t = model.topology
     c = contact_plan
     h = frame_dt / settings.substeps
-    x_old, v_old = history_start(state, settings, h)
-    have_old = x_old is not None
-    if not have_old:  # arrays the frame fills for the next (BDF2), or empty ones it leaves alone
+    old = history_start(state, settings, h)
+    have_old = old is not None
+    if old is not None:
+        x_old, v_old = old
+    else:  # arrays the frame fills for the next (BDF2), or empty ones it leaves alone
         x_old = np.zeros_like(x) if settings.second_order else np.zeros((0, 3))
         v_old = np.zeros_like(x_old)
+    decay, second_decay = substep_decays(settings, h)
     # A surface body's hinges and gas, as two tuples so the cage path passes two inactive ones
     # (their work is skipped by their first element).
     bend = (bending_plan.active, model.hinges, t.hinge_offsets, t.hinge_ids, t.hinge_corners,
@@ -108,7 +111,7 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
            c.static_friction, c.kinetic_friction, c.point_offsets, c.point_contacts, c.point_corners,
            c.free_weights, c.free_shares,
            np.asarray(settings.gravity, dtype=np.float64), float(frame_dt), int(settings.substeps),
-           int(settings.iterations), float(settings.damping), float(settings.max_speed),
+           int(settings.iterations), decay, second_decay, float(settings.max_speed),
            float(contacts.FRICTION_SLIP_SPEED), CONTACT_NEWTON_STEPS, _threads_help,
            x_old, v_old, have_old, settings.second_order)
     out = State(x, v, q)
@@ -125,7 +128,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
            continuum_active, mu_v, lam_v,
            shape_vectors, bend, gas, glob, goal_k, goal_damping, goal_start, goal_end,
            c_idx, c_w, c_share, c_n, c_s, c_depth, c_k, c_mus, c_muk, c_offsets, c_ids, c_corners,
-           c_free_w, c_free_share, gravity, frame_dt, substeps, iterations, damping, max_speed,
+           c_free_w, c_free_share, gravity, frame_dt, substeps, iterations, euler_decay, second_decay, max_speed,
            slip_speed, newton_steps, use_threads, x_old, v_old, have_old, second_order):
     """Every substep of one frame (in place on x, v, q); see ``loop.py``. With ``second_order``
     (BDF2, ``integrator``), ``x_old``, ``v_old`` [n, 3] hold the substep before the state's last
@@ -133,7 +136,6 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
     own for the next frame."""
     n = x.shape[0]
     h = frame_dt / substeps
-    decay = math.exp(-damping * h)
     g_length = math.sqrt(gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2])
     y = np.empty_like(x)
     x_prev = np.empty_like(x)
@@ -177,6 +179,7 @@ def _frame(x, v, q, masses, inv, edge_ends, rest_lengths, tets,
         hs = SECOND_ORDER_STEP * h if second else h  # the step the incremental potential is of
         h2 = hs * hs
         eps = slip_speed * hs
+        decay = second_decay if second else euler_decay  # velocity damping over the step (``integrator``)
         # pre-solve: the integrator's base point x_prev and velocity (BDF2: from the last two
         # substeps); damping, goal damping, speed limit; the inertial target y and the start x
         for i in range(n):

@@ -44,7 +44,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import colliders as collision
-from . import bending, continuum, contacts, edges, global_solve, plasticity, pressure, reference, volumes
+from . import bending, continuum, contacts, edges, global_solve, integrator, plasticity, pressure, reference, volumes
 from . import goals as goal_springs
 from .model import Model, State
 from .settings import INTEGRATOR_EULER, MODE_CONTINUUM, SimSettings, SurfaceMaterial
@@ -92,8 +92,11 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     # preconditioner with M/Δt² (against M/(⅔Δt)² in H) carries the soft modes further in one
     # iteration (measured, the bunny kicked sideways, 1 global iteration: first swing −8 % of the
     # reference with it, −38 % with the preconditioner of ⅔Δt).
+    # The goal damping acts on BDF2's v̂, whose step is ⅔Δt (``integrator.substep_decays``; the first
+    # substep of a frame without history, implicit Euler's, then gets ⅔ of it).
+    goal_dt = sim_dt * integrator.SECOND_ORDER_STEP if settings.second_order else sim_dt
     plans = (*_material_plans(model, settings, sim_dt, surface),
-             goal_springs.plan(model, settings, sim_dt, goals), contact_plan)
+             goal_springs.plan(model, settings, goal_dt, goals), contact_plan)
     if compiled is not None:
         new = compiled.advance(model, state, settings, frame_dt, *plans)
     else:

@@ -20,7 +20,7 @@ from .goals import GoalPlan
 from .linear3 import solve_symmetric
 from .model import Model, State
 from .pressure import PressurePlan
-from .integrator import SECOND_ORDER_STEP, history_start
+from .integrator import SECOND_ORDER_STEP, history_start, substep_decays
 from .reference_global import contact_force as _contact_force
 from .reference_global import global_step
 from .reference_global import tet_coordinates as _tet_coordinates
@@ -41,9 +41,9 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     x, v, q = state.positions.copy(), state.velocities.copy(), state.rotations.copy()
     substeps = settings.substeps
     h = frame_dt / substeps
-    x_old, v_old = history_start(state, settings, h)
+    old = history_start(state, settings, h)  # (xₙ₋₁, vₙ₋₁) while BDF2 has them
     free = model.inverse_masses > 0.0
-    decay = np.exp(-settings.damping * h)
+    decays = substep_decays(settings, h)
     gravity = np.asarray(settings.gravity, dtype=np.float64)
     goal_velocity = (goal_plan.end - goal_plan.start) / frame_dt
     g_length = float(np.sqrt(gravity @ gravity))
@@ -53,18 +53,18 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
         goal = goal_plan.start + (goal_plan.end - goal_plan.start) * ((s + 1) / substeps)
         # pre-solve: the integrator's base point and velocity (BDF2: from the last two substeps);
         # damping, goal damping, speed limit; the inertial target y and the start x
-        second = x_old is not None
+        second = old is not None
         hs = SECOND_ORDER_STEP * h if second else h  # the step the incremental potential is of
         h2 = hs * hs
         eps = contacts.FRICTION_SLIP_SPEED * hs
         base = x.copy()
         vf = v[free]
-        if second:
-            base[free] = (4.0 * x[free] - x_old[free]) / 3.0
-            vf = (4.0 * vf - v_old[free]) / 3.0
+        if old is not None:
+            base[free] = (4.0 * x[free] - old[0][free]) / 3.0
+            vf = (4.0 * vf - old[1][free]) / 3.0
         if settings.second_order:
-            x_old, v_old = x.copy(), v.copy()
-        vf = vf * decay
+            old = (x.copy(), v.copy())
+        vf = vf * decays[1 if second else 0]
         vf -= goal_plan.damping[free, None] * (vf - goal_velocity[free])
         speed = np.sqrt(np.einsum("ij,ij->i", vf, vf))
         vf *= np.where(speed > settings.max_speed, settings.max_speed / np.maximum(speed, 1e-300), 1.0)[:, None]
@@ -104,8 +104,8 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
         v[free] = (x[free] - base[free]) / hs
         v[~free] = goal_velocity[~free]
     out = State(x, v, q)
-    if x_old is not None:
-        out.history = (x_old, v_old, h)
+    if old is not None:
+        out.history = (old[0], old[1], h)
     return out
 
 
