@@ -86,21 +86,22 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     if rest:  # plasticity moved them: the frame uses the state's
         model = dataclasses.replace(model, **rest)
     contact_plan = contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled)
-    if settings.second_order and contact_plan.contact_count:
-        settings = dataclasses.replace(settings, integrator=INTEGRATOR_EULER)  # why: ``integrator``
+    stepping = settings  # the material plans below stay keyed on ``settings``: they do not depend on
+    if settings.second_order and contact_plan.contact_count:  # the integrator (the global one costs 0.3-2 s)
+        stepping = dataclasses.replace(settings, integrator=INTEGRATOR_EULER)  # why: ``integrator``
     # The plans are of the substep Δt also under BDF2, whose potential has ⅔Δt: the global step's
     # preconditioner with M/Δt² (against M/(⅔Δt)² in H) carries the soft modes further in one
     # iteration (measured, the bunny kicked sideways, 1 global iteration: first swing −8 % of the
     # reference with it, −38 % with the preconditioner of ⅔Δt).
     # The goal damping acts on BDF2's v̂, whose step is ⅔Δt (``integrator.substep_decays``; the first
     # substep of a frame without history, implicit Euler's, then gets ⅔ of it).
-    goal_dt = sim_dt * integrator.SECOND_ORDER_STEP if settings.second_order else sim_dt
+    goal_dt = sim_dt * integrator.SECOND_ORDER_STEP if stepping.second_order else sim_dt
     plans = (*_material_plans(model, settings, sim_dt, surface),
-             goal_springs.plan(model, settings, goal_dt, goals), contact_plan)
+             goal_springs.plan(model, stepping, goal_dt, goals), contact_plan)
     if compiled is not None:
-        new = compiled.advance(model, state, settings, frame_dt, *plans)
+        new = compiled.advance(model, state, stepping, frame_dt, *plans)
     else:
-        new = reference.advance(model, state, settings, frame_dt, *plans)
+        new = reference.advance(model, state, stepping, frame_dt, *plans)
     # What the frame shows touches its surfaces (the penalty's resting depth taken out). Only the
     # shown positions: fed back, the once-a-frame correction made the resting shape depend on the
     # frame rate (measured: 13 % on the bunny) and biased a landing ball's turn.
