@@ -1,5 +1,6 @@
 """Export formats and fingerprints of the engine (no Blender): PC2, animation JSON, bake keys."""
 
+import dataclasses
 import json
 import struct
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ import pytest
 
 from tetrig_addon.formats import animation_json, pc2
 from tetrig_addon.errors import TetRigInputError
-from tetrig_addon.fingerprint import fingerprint
+from tetrig_addon.fingerprint import OMIT_AT, fingerprint
 from tetrig_addon.solver import SimSettings
 
 
@@ -110,3 +111,21 @@ def test_settings_added_later_leave_old_fingerprints_alone():
     assert fingerprint(SimSettings(mode="CONTINUUM", ground_height=0.0)) == \
         "c1602d8cc37c46ffee8c65c340f25fe71584ae60c6b1457225ce9938e542c557"
     assert fingerprint(SimSettings(global_iterations=1)) != fingerprint(SimSettings())
+
+
+def _settings_class(later: bool) -> type:
+    """A settings class named "Settings", with the field ``b`` (added later: default 3, and 0
+    simulates as before it existed) when ``later``."""
+    fields: list = [("a", float)]
+    if later:
+        fields.append(("b", int, dataclasses.field(default=3, metadata={OMIT_AT: 0})))
+    return dataclasses.make_dataclass("Settings", fields, frozen=True)
+
+
+def test_a_field_added_later_is_left_out_at_its_old_value_not_at_its_default():
+    """A bake made before ``b`` existed simulated as b = 0: that value leaves the digest as it was,
+    and the default (3) does not, or the old bake would read as current under the new default."""
+    before, later = _settings_class(False), _settings_class(True)
+    assert fingerprint(later(1.0, 0)) == fingerprint(before(1.0))
+    assert fingerprint(later(1.0)) != fingerprint(before(1.0))
+    assert fingerprint(later(1.0, 2)) != fingerprint(later(1.0))

@@ -17,10 +17,11 @@ import numpy as np
 
 # Bump when the encoding changes: every stored fingerprint then reads as outdated.
 ENCODING_VERSION = b"tetrig-fingerprint-1"
-# A dataclass field added after bakes were stored carries ``metadata={OMIT_AT_DEFAULT: True}``: at
-# its default value it is left out of the digest, so a bake stored before it existed, whose
-# simulation equals the default's, does not read as outdated.
-OMIT_AT_DEFAULT = "fingerprint_omit_at_default"
+# A dataclass field added after bakes were stored carries ``metadata={OMIT_AT: value}``, the value
+# that simulates as before it existed: at that value it is left out of the digest, so a bake stored
+# before it existed does not read as outdated. The value is the field's own, not its default: a
+# default that changes later must not make an old bake read as made with the new default.
+OMIT_AT = "fingerprint_omit_at"
 
 
 def _encode(value: Any, out: list[bytes]) -> None:
@@ -48,7 +49,7 @@ def _encode(value: Any, out: list[bytes]) -> None:
         out.append(b"D" + type(value).__name__.encode() + b"(")
         for f in dataclasses.fields(value):
             item = getattr(value, f.name)
-            if f.metadata.get(OMIT_AT_DEFAULT) and item == f.default:
+            if OMIT_AT in f.metadata and item == f.metadata[OMIT_AT]:
                 continue
             _encode(f.name, out)
             _encode(item, out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import TetRigInputError
-from ..fingerprint import OMIT_AT_DEFAULT
+from ..fingerprint import OMIT_AT
 
 # Material models. "XPBD" is the identifier saved in .blend files since TetRig 0.1, when the
 # tet-edge springs were solved with XPBD; it stays so that saved files keep their setting.
@@ -83,9 +83,10 @@ class SimSettings:
     damping: float = 1.0
     substeps: int = 10
     iterations: int = 1
-    # (left out of bake fingerprints at 0: bakes made before it existed stay current)
-    global_iterations: int = field(default=0, metadata={OMIT_AT_DEFAULT: True})
-    integrator: str = field(default=INTEGRATOR_EULER, metadata={OMIT_AT_DEFAULT: True})
+    # (each left out of bake fingerprints at the value that steps as before it existed, whatever the
+    # default: bakes made before it existed stay current)
+    global_iterations: int = field(default=0, metadata={OMIT_AT: 0})
+    integrator: str = field(default=INTEGRATOR_EULER, metadata={OMIT_AT: INTEGRATOR_EULER})
     gravity: tuple = (0.0, 0.0, -9.81)
     ground_height: float | None = None
     ground_friction: float = 0.5
