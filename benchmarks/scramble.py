@@ -175,7 +175,9 @@ def main() -> None:
             f"{'NumPy reference' if args.numpy else 'compiled kernel'}, seed {args.seed}, "
             f"global iterations {args.global_iterations}, sweeps {args.iterations}. Shape error: the largest "
             f"control-point distance from the best rigid fit of the rest cage, share of its bounding-box "
-            f"diagonal; meshes scaled to {SIZE} m on their longest side.\n")
+            f"diagonal; meshes scaled to {SIZE} m on their longest side. Continuum from a scrambled start is "
+            f"chaotic (round-off parts the backends within one substep: docs/solver-notes.md, stop 31), so its "
+            f"scrambled rows are one draw; Springs and the flattened rows are reproducible.\n")
     with open(args.out, "w") as f:
         f.write("# Scrambled and flattened models recover (issue 24)\n\n" + "\n".join(lines) + "\n" + note)
     print(note)
