@@ -145,3 +145,30 @@ def test_the_plan_is_built_once_per_cage_whatever_plasticity_and_how_many_bodies
             body_state[1] = solver.step(body_state[0], body_state[1], settings, 1 / FPS, plastic=plastic)
     assert all(body_state[1].rest_lengths is not None for body_state in bodies)  # plasticity moved them
     assert len(built) == 6
+
+
+@pytest.mark.parametrize("use_kernel", [False, True])
+def test_a_state_made_without_rotations_steps_as_from_rest(use_kernel):
+    """``State(positions, velocities)`` has no tet rotations: the continuum tets and the global
+    step start from the identity, as from ``rest_state`` (the kernel read past the empty array, and
+    a one-tet cage with the global step raised ZeroDivisionError)."""
+    model, _ = body(cube_points(0.3) + [0.0, 0.0, 1.0], resolution=4)
+    kick = np.zeros_like(model.rest_positions)
+    kick[:, 0] = np.linspace(-1.0, 1.0, kick.shape[0])
+    for mode, count in ((solver.MODE_CONTINUUM, 0), (solver.MODE_CONTINUUM, 2), (solver.MODE_SPRINGS, 2)):
+        settings = solver.SimSettings(mode=mode, global_iterations=count).validated()
+        bare = solver.State(model.rest_positions.copy(), kick.copy())
+        rest = solver.rest_state(model)
+        rest.velocities[:] = kick
+        for _ in range(3):
+            bare = solver.step(model, bare, settings, 1 / FPS, use_kernel=use_kernel)
+            rest = solver.step(model, rest, settings, 1 / FPS, use_kernel=use_kernel)
+        np.testing.assert_array_equal(bare.positions, rest.positions)
+        assert np.abs(bare.positions - model.rest_positions).max() > 1e-3  # it moved
+    one = solver.build_model(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]]), np.array([[0, 1, 2, 3]]),
+                             goal_weights=np.array([1, 1, 1, 0.5]))
+    settings = solver.SimSettings(gravity=(0, 0, 0), global_iterations=3).validated()
+    start = one.rest_positions + np.array([[0, 0, 0]] * 3 + [[0.1, 0, 0]])
+    moved = solver.step(one, solver.State(start, np.zeros((4, 3))),
+                        settings, 1 / FPS, use_kernel=use_kernel)
+    assert np.isfinite(moved.positions).all() and 0.0 < moved.positions[3, 0] < 0.1

@@ -37,6 +37,7 @@ same positions; ``backend.py`` chooses.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from types import ModuleType
 from typing import Sequence
@@ -46,7 +47,7 @@ import numpy as np
 from .. import colliders as collision
 from . import bending, continuum, contacts, edges, global_solve, integrator, plasticity, pressure, reference, volumes
 from . import goals as goal_springs
-from .model import Model, State
+from .model import Model, State, identity_rotations
 from .settings import INTEGRATOR_EULER, MODE_CONTINUUM, SimSettings, SurfaceMaterial
 
 
@@ -81,6 +82,12 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     """
     sim_dt = frame_dt / settings.substeps
     original = model
+    if state.rotations.shape != (model.tet_count, 4):
+        # A State made without rotations (its default has none): the identity, as at rest. The
+        # continuum tets and the global step read one per tet (the kernel unchecked: it read past
+        # the array, and a one-tet cage with Global Iterations raised ZeroDivisionError).
+        state = copy.copy(state)
+        state.rotations = identity_rotations(model.tet_count)
     rest = {name: value for name in ("rest_lengths", "inverse_rest_shapes", "rest_angles")
             if (value := getattr(state, name)) is not None}
     if rest:  # plasticity moved them: the frame uses the state's

@@ -175,9 +175,14 @@ class State:
 
 def rest_state(model: Model) -> State:
     """The state at the start frame: rest positions, zero velocity, identity rotations."""
-    rotations = np.zeros((model.tet_count, 4))
+    return State(model.rest_positions.copy(), np.zeros_like(model.rest_positions), identity_rotations(model.tet_count))
+
+
+def identity_rotations(tet_count: int) -> np.ndarray:
+    """float64 [tet_count, 4]: every tet's rotation the identity quaternion (w, x, y, z) = (1, 0, 0, 0)."""
+    rotations = np.zeros((tet_count, 4))
     rotations[:, 0] = 1.0
-    return State(model.rest_positions.copy(), np.zeros_like(model.rest_positions), rotations)
+    return rotations
 
 
 def lumped_masses(positions: np.ndarray, tets: np.ndarray, density: float) -> np.ndarray:
