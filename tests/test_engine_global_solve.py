@@ -3,7 +3,7 @@ rest (no Blender; ``test_engine_backends`` steps it in both backends)."""
 
 import numpy as np
 import pytest
-from engine_scenes import body, cube_points, deformation, rigid_fit, surface, turned_degrees
+from engine_scenes import body, box_collider, cube_points, deformation, rigid_fit, surface, tilt, turned_degrees
 from test_engine_goals_colliders import dropped_ball
 
 from tetrig_addon import solver
@@ -172,3 +172,29 @@ def test_a_state_made_without_rotations_steps_as_from_rest(use_kernel):
     moved = solver.step(one, solver.State(start, np.zeros((4, 3))),
                         settings, 1 / FPS, use_kernel=use_kernel)
     assert np.isfinite(moved.positions).all() and 0.0 < moved.positions[3, 0] < 0.1
+
+
+def test_with_three_global_iterations_a_cube_slides_down_a_slope_as_coulomb_says():
+    """A frame with contact candidates takes one global iteration whatever the setting: with 3, the
+    inexact steps shook a cube sliding on a 15° slope (μ = 0.1, damping off) and friction took its
+    slide (0.22 m/s² where Coulomb gives g·(sin θ − μ·cos θ) = 1.59); the plan of the other frames
+    keeps its 3."""
+    rotation = tilt(15.0)
+    model, _ = body((cube_points(0.4) + [0.0, 0.0, 0.2]) @ rotation.T)
+    slope = box_collider([-20, -5, -1], [20, 5, 0], rotation, thickness_outer=0.0, static_friction=0.1,
+                                   kinetic_friction=0.1)
+    settings = solver.SimSettings(youngs_modulus=1e6, volume_stiffness=1e7, damping=0.0,
+                                  global_iterations=3).validated()
+    state = solver.rest_state(model)
+    down = rotation @ [1.0, 0.0, 0.0]
+    centre = []
+    for _ in range(2 * FPS):
+        state = solver.step(model, state, settings, 1 / FPS, colliders=[slope], use_kernel=True)
+        centre.append(state.positions.mean(0) @ down)
+    t = np.arange(1, 2 * FPS + 1) / FPS
+    late = t > 0.5  # after it settled onto the slope
+    acceleration = 2 * np.polyfit(t[late], np.array(centre)[late], 2)[0]
+    assert acceleration == pytest.approx(9.81 * (np.sin(np.radians(15.0)) - 0.1 * np.cos(np.radians(15.0))), rel=0.05)
+    from tetrig_addon.solver import loop
+
+    assert loop._material_plans(model, settings, 1 / 240, None)[-1].iterations == 3
