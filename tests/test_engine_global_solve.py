@@ -9,7 +9,7 @@ from test_engine_goals_colliders import dropped_ball
 from tetrig_addon import solver
 from tetrig_addon.cage import build_cage
 from tetrig_addon.errors import TetRigInputError
-from tetrig_addon.solver import global_solve
+from tetrig_addon.solver import global_solve, loop
 
 FPS = 24
 
@@ -182,7 +182,7 @@ def test_with_three_global_iterations_a_cube_slides_down_a_slope_as_coulomb_says
     rotation = tilt(15.0)
     model, _ = body((cube_points(0.4) + [0.0, 0.0, 0.2]) @ rotation.T)
     slope = box_collider([-20, -5, -1], [20, 5, 0], rotation, thickness_outer=0.0, static_friction=0.1,
-                                   kinetic_friction=0.1)
+                         kinetic_friction=0.1)
     settings = solver.SimSettings(youngs_modulus=1e6, volume_stiffness=1e7, damping=0.0,
                                   global_iterations=3).validated()
     state = solver.rest_state(model)
@@ -195,6 +195,4 @@ def test_with_three_global_iterations_a_cube_slides_down_a_slope_as_coulomb_says
     late = t > 0.5  # after it settled onto the slope
     acceleration = 2 * np.polyfit(t[late], np.array(centre)[late], 2)[0]
     assert acceleration == pytest.approx(9.81 * (np.sin(np.radians(15.0)) - 0.1 * np.cos(np.radians(15.0))), rel=0.05)
-    from tetrig_addon.solver import loop
-
     assert loop._material_plans(model, settings, 1 / 240, None)[-1].iterations == 3

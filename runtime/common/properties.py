@@ -244,7 +244,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Global Iterations", default=0, min=0, soft_max=4, max=32,
         description="Conjugate-gradient iterations of a whole-cage Newton step before each step's sweeps "
                     "(Springs and Continuum): stiff bodies bend and swing at their true speed instead of "
-                    "in slow motion. 1 is usually enough; each costs about a sweep. "
+                    "in slow motion. 1 is usually enough; each costs about a sweep; frames in contact take 1. "
                     "0 turns it off")
     integrator: EnumProperty(  # type: ignore[valid-type]
         name="Integrator",
