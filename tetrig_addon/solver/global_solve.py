@@ -48,6 +48,7 @@ in the NumPy reference, scalars in the kernel), as in the other formula modules.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,11 @@ COARSE_MODES = 30
 # The farthest a point moves in one global step, as a share of the cage's mean rest edge length
 # (a swinging bar's tip moves about a hundredth of that per step at 240 steps/s).
 STEP_LIMIT_SHARE = 0.25
+# The iterations at most in a frame with contact candidates (``in_contact``). The inexact Newton
+# steps with the stiff penalty contacts shake a body, and friction then takes its slide: a cube on
+# a 15° slope with μ = 0.1 decelerates at Coulomb's 1.59 m/s² with 0 or 1 iteration and at 0.02 /
+# 0.22 / 0.13 / 0.53 / 1.24 m/s² with 2 / 3 / 5 / 10 / 30 (docs/solver-notes.md, stop 31).
+CONTACT_ITERATIONS = 1
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,13 @@ def used(model: Model, settings: SimSettings, surface: object | None) -> bool:
     """Whether frames of ``model`` (a cage: ``surface`` is ``None``) take the global step with
     ``settings``: iterations > 0, a mode in ``MODES``, and tets."""
     return surface is None and settings.global_iterations > 0 and model.tet_count > 0 and settings.mode in MODES
+
+
+def in_contact(plan: GlobalPlan) -> GlobalPlan:
+    """``plan`` for a frame with contact candidates: at most ``CONTACT_ITERATIONS`` iterations."""
+    if plan.iterations <= CONTACT_ITERATIONS:
+        return plan
+    return dataclasses.replace(plan, iterations=CONTACT_ITERATIONS)
 
 
 def plan(model: Model, settings: SimSettings, sim_dt: float, surface: object | None, edge_plan: EdgePlan,

@@ -25,7 +25,7 @@ With ``settings.integrator`` BDF2 (``integrator``) a substep minimizes the same 
 Δt, from the base point x̂ = (4xₙ − xₙ₋₁)/3 instead of xₙ (the state's ``history``), so a swing
 keeps its height where implicit Euler damps it; everything below is the same with those. A frame
 with contact candidates steps with implicit Euler (``integrator``: resting contact jitters under
-BDF2 with one sweep per step), and its global step takes at most ``CONTACT_GLOBAL_ITERATIONS``.
+BDF2 with one sweep per step), and its global step takes at most ``global_solve.CONTACT_ITERATIONS``.
 
 Per substep: pre-solve (damping, goal damping, speed limit, y and the start x; kinematic points
 move to their goal), the translation step, the global step when ``settings.global_iterations`` > 0
@@ -50,13 +50,6 @@ from . import bending, continuum, contacts, edges, global_solve, integrator, pla
 from . import goals as goal_springs
 from .model import Model, State, identity_rotations
 from .settings import INTEGRATOR_EULER, MODE_CONTINUUM, SimSettings, SurfaceMaterial
-
-
-# The global step's conjugate-gradient iterations in a frame with contact candidates, at most. Its
-# inexact Newton steps with the stiff penalty contacts shake a body, and friction then takes its
-# slide: a cube on a 15° slope with μ = 0.1 decelerates at Coulomb's 1.59 m/s² with 0 or 1 iteration
-# and at 0.02 / 0.22 / 0.13 / 0.53 / 1.24 m/s² with 2 / 3 / 5 / 10 / 30 (docs/solver-notes.md, stop 31).
-CONTACT_GLOBAL_ITERATIONS = 1
 
 
 def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
@@ -111,10 +104,10 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     # The goal damping acts on BDF2's v̂, whose step is ⅔Δt (``integrator.substep_decays``; the first
     # substep of a frame without history, implicit Euler's, then gets ⅔ of it).
     goal_dt = sim_dt * integrator.SECOND_ORDER_STEP if stepping.second_order else sim_dt
-    material = _material_plans(model, settings, sim_dt, surface)
-    if contact_plan.contact_count and material[-1].iterations > CONTACT_GLOBAL_ITERATIONS:
-        material = (*material[:-1], dataclasses.replace(material[-1], iterations=CONTACT_GLOBAL_ITERATIONS))
-    plans = (*material, goal_springs.plan(model, stepping, goal_dt, goals), contact_plan)
+    *material, global_plan = _material_plans(model, settings, sim_dt, surface)
+    if contact_plan.contact_count:
+        global_plan = global_solve.in_contact(global_plan)
+    plans = (*material, global_plan, goal_springs.plan(model, stepping, goal_dt, goals), contact_plan)
     if compiled is not None:
         new = compiled.advance(model, state, stepping, frame_dt, *plans)
     else:

@@ -56,7 +56,7 @@ class SimSettings:
         iterations: block-descent sweeps per substep (≥ 1).
         global_iterations: conjugate-gradient iterations of the global step before the sweeps of
             each substep (``global_solve``; cages in the Springs and Continuum modes), ≥ 0; 0 turns
-            it off. A frame with contact candidates takes at most ``loop.CONTACT_GLOBAL_ITERATIONS``.
+            it off. A frame with contact candidates takes at most ``global_solve.CONTACT_ITERATIONS``.
         integrator: ``INTEGRATOR_EULER`` or ``INTEGRATOR_BDF2`` (``integrator``); the PBD mode
             always steps with implicit Euler (its projections are not a minimization). The Blender
             layer offers BDF2 for cages only: on a stiff Surface sheet (≥ 3e5 N/m) one sweep per
