@@ -427,6 +427,10 @@ def bind_and_save(ws: Workspace, mesh: Path, out: dict) -> tuple[Any, Any]:
     out["kernel_load_s"] = backend.load_seconds()
     out["status_before"] = backend.status()
     out["cache_dir"] = os.environ.get("NUMBA_CACHE_DIR", "")
+    if hasattr(backend, "wait_for_global_step"):  # the defaults use it (a --rev before it has none)
+        t0 = time.perf_counter()
+        backend.wait_for_global_step()
+        out["global_step_wait_s"] = time.perf_counter() - t0
 
     fresh_scene()
     obj = import_mesh(mesh)
@@ -469,18 +473,15 @@ def part_blender_tetrig(ws: Workspace, mesh: Path, cfg: Config) -> dict:
     if len(steps) != cfg.frames:
         out["note"] = (f"solver.step was seen {len(steps)} times for {cfg.frames} frames; the "
                        "solver/rest split of the frame is approximate.")
-    # the same drop again with the global step (issue 24), off by default: its cost side by side
-    obj.tetrig.global_iterations = 1
-    with recorded_steps(addon.solver, backend) as steps:
-        out["frames_global"] = play(obj, cfg.frames)
-    out["solver_global"] = [d for d, _ in steps]
-    if hasattr(obj.tetrig, "integrator"):  # and with BDF2 and 3 global iterations (opt-in; a --rev before it has none)
-        obj.tetrig.integrator, obj.tetrig.global_iterations = "BDF2", 3
+    # the same drop again without the global step, with implicit Euler (the defaults before issue
+    # 24 turned them on): its cost side by side
+    if hasattr(obj.tetrig, "integrator"):  # (a --rev before BDF2 has neither: its defaults are these)
+        obj.tetrig.integrator, obj.tetrig.global_iterations = "IMPLICIT_EULER", 0
         with recorded_steps(addon.solver, backend) as steps:
-            out["frames_bdf2"] = play(obj, cfg.frames)
-        out["solver_bdf2"] = [d for d, _ in steps]
-        obj.tetrig.integrator = "IMPLICIT_EULER"
-    obj.tetrig.global_iterations = 0
+            out["frames_sweeps"] = play(obj, cfg.frames)
+        out["solver_sweeps"] = [d for d, _ in steps]
+        obj.tetrig.property_unset("integrator")
+        obj.tetrig.property_unset("global_iterations")
 
     # Write-back vs the floor, interleaved so that machine noise hits all of them alike.
     plain = import_mesh(mesh)
@@ -1367,14 +1368,12 @@ def run_all(args: argparse.Namespace, cfg: Config, ws: Workspace) -> int:
          ["frames", f"2–{cfg.frames + 1}", f"2–{cfg.softbody_frames + 1}", ""],
          ["TetRig: solver.step, median ms", fmt(solver_ms), "", ""],
          ["TetRig: rest of the frame (write-back, depsgraph), median ms", fmt(rest_ms), "", ""],
-         ["TetRig with Global Iterations 1 (off by default), median ms/frame",
-          f"{fmt(ms(median(blender['frames_global'])))} (solver.step {fmt(ms(median(blender['solver_global'])))}; "
-          f"{fmt(median(blender['frames_global']) / median(blender['frames']), 2)}× the default)", "", ""],
-         *([["TetRig with BDF2 and Global Iterations 3 (opt-in; implicit Euler in the frames in contact), "
-             "median ms/frame",
-             f"{fmt(ms(median(blender['frames_bdf2'])))} (solver.step {fmt(ms(median(blender['solver_bdf2'])))}; "
-             f"{fmt(median(blender['frames_bdf2']) / median(blender['frames']), 2)}× the default)", "", ""]]
-           if "frames_bdf2" in blender else []),
+         *([["TetRig without the global step (Global Iterations 0, implicit Euler: the defaults before "
+             "issue 24), median ms/frame",
+             f"{fmt(ms(median(blender['frames_sweeps'])))} (solver.step "
+             f"{fmt(ms(median(blender['solver_sweeps'])))}; the defaults take "
+             f"{fmt(median(blender['frames']) / median(blender['frames_sweeps']), 2)}× its time)", "", ""]]
+           if "frames_sweeps" in blender else []),
          ["lowest vertex z at the last frame [mm]", fmt(1000 * blender["lowest_z"], 2),
           fmt(1000 * softbody["lowest_z"], 2), ""],
          ["backend of every frame", tr_backend, "(Blender's C code)", ""]],

@@ -112,13 +112,14 @@ def ball_points(radius: float = 0.2) -> np.ndarray:
 
 
 def drop_flat(points: np.ndarray, mode: str, youngs: float = 1e5, model=None, b=None,
-              fps: int = 24) -> tuple[float, float]:
-    """Drop ``points`` 5 cm onto frictionless ground for 4 s: (degrees turned, drift [m])."""
+              fps: int = 24, **overrides) -> tuple[float, float]:
+    """Drop ``points`` 5 cm onto frictionless ground for 4 s: (degrees turned, drift [m]).
+    ``overrides``: other ``SimSettings`` fields (e.g. ``global_iterations``)."""
     if model is None:
         model, b = body(points)
-    settings = solver.SimSettings(mode=mode, youngs_modulus=youngs, volume_stiffness=10 * youngs,
-                                  ground_height=0.0, ground_friction=0.0,
-                                  ground_static_friction=0.0).validated()
+    fields = dict(mode=mode, youngs_modulus=youngs, volume_stiffness=10 * youngs, ground_height=0.0,
+                  ground_friction=0.0, ground_static_friction=0.0)
+    settings = solver.SimSettings(**{**fields, **overrides}).validated()
     state = solver.rest_state(model)
     for _ in range(4 * fps):
         state = solver.step(model, state, settings, 1.0 / fps)

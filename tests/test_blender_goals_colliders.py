@@ -48,7 +48,12 @@ def test_keyframed_goal_pins_track_exactly_free_parts_lag_overshoot_and_settle(s
     lag = np.array(lag)
     assert lag[:12].min() < -0.02  # behind while the animation moves it
     assert lag[12:].max() > 0.01  # overshoots when the animation stops
-    assert np.abs(lag[-24:]).max() < 0.02 * lag[12:].max()  # and settles: the fifth second swings < 2 %
+    # and settles as its Damping (2 /s) says: a damped swing's amplitude decays as exp(−damping·t/2)
+    # (its energy is half kinetic), so the fifth second swings at most 3.3 % of the overshoot, 20 %
+    # margin. Measured 2.4 % (BDF2); implicit Euler's own damping took it under 2 %.
+    peak = 12 + int(np.argmax(lag[12:]))
+    decayed = np.exp(-obj.tetrig.damping / 2 * (96 - peak) / 24)
+    assert np.abs(lag[-24:]).max() < 1.2 * decayed * lag[12:].max()
 
 
 def test_goal_frames_are_the_same_after_a_cold_jump(scene):

@@ -88,8 +88,12 @@ def test_the_panel_warns_when_a_frame_will_take_longer_than_a_second(bpy, addon)
     assert what == "tets" and found.elements == tets and found.substeps == 10 and not found.slow
     # the typo, 100000 steps a second (0.8 s a frame on a small ball): clamped to 10000, and
     # with 8 iterations over a second
+    # (the default 3 global iterations count as sweeps: below, Global Iterations 0 first)
     obj.tetrig.steps_per_second = 100000.0
     obj.tetrig.iterations = 8
+    found, _ = frame_cost(context, obj)
+    assert found.substeps == 417 and found.seconds == pytest.approx(417 * 11 * (100e-6 + 300e-9 * tets))
+    obj.tetrig.global_iterations = 0
     found, _ = frame_cost(context, obj)
     assert found.substeps == 417 and found.seconds == pytest.approx(417 * 8 * (100e-6 + 300e-9 * tets))
     assert found.slow

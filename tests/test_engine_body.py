@@ -29,6 +29,10 @@ def assert_same_states(a, b):
         other = getattr(b, name)
         if isinstance(value, np.ndarray) or isinstance(other, np.ndarray):
             np.testing.assert_array_equal(value, other, err_msg=name)
+        elif isinstance(value, tuple) and isinstance(other, tuple):  # BDF2's history: (x, v, step)
+            assert len(value) == len(other), name
+            for i, (mine, theirs) in enumerate(zip(value, other)):
+                np.testing.assert_array_equal(mine, theirs, err_msg=f"{name}[{i}]")
         else:
             assert value == other, name
 

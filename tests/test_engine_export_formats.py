@@ -11,7 +11,7 @@ import pytest
 from tetrig_addon.formats import animation_json, pc2
 from tetrig_addon.errors import TetRigInputError
 from tetrig_addon.fingerprint import OMIT_AT, fingerprint
-from tetrig_addon.solver import SimSettings
+from tetrig_addon.solver import INTEGRATOR_EULER, SimSettings
 
 
 def test_pc2_layout_is_the_published_one(tmp_path):
@@ -104,13 +104,18 @@ def test_fingerprint_known_value():
 
 
 def test_settings_added_later_leave_old_fingerprints_alone():
-    """``SimSettings.global_iterations`` came after bakes were stored: at its default (0) the digest
-    is the one main gave before it existed (values computed at 03f12f0), so old bakes stay current;
-    any other value changes it."""
-    assert fingerprint(SimSettings()) == "1aec4bd9b57b448b2620cd657ba3c09e24348337940e0c651de5d40876cad573"
-    assert fingerprint(SimSettings(mode="CONTINUUM", ground_height=0.0)) == \
+    """``SimSettings.global_iterations`` and ``integrator`` came after bakes were stored: at the
+    values that step as before they existed (0 and implicit Euler, no longer the defaults) the
+    digest is the one main gave before (values computed at 03f12f0), so old bakes stay current; any
+    other value changes it."""
+    before = dict(global_iterations=0, integrator=INTEGRATOR_EULER)
+    assert fingerprint(SimSettings(**before)) == "1aec4bd9b57b448b2620cd657ba3c09e24348337940e0c651de5d40876cad573"
+    assert fingerprint(SimSettings(mode="CONTINUUM", ground_height=0.0, **before)) == \
         "c1602d8cc37c46ffee8c65c340f25fe71584ae60c6b1457225ce9938e542c557"
-    assert fingerprint(SimSettings(global_iterations=1)) != fingerprint(SimSettings())
+    assert fingerprint(SimSettings()) != fingerprint(SimSettings(**before))  # today's defaults
+    assert fingerprint(SimSettings(global_iterations=1, integrator=INTEGRATOR_EULER)) != \
+        fingerprint(SimSettings(**before))
+    assert fingerprint(SimSettings(global_iterations=0)) != fingerprint(SimSettings(**before))
 
 
 def _settings_class(later: bool) -> type:

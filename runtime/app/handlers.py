@@ -9,7 +9,7 @@ from bpy.app.handlers import persistent
 
 from .. import scene as driver
 from . import cage_overlay
-from ..common import edits, scene_inputs
+from ..common import edits, scene_inputs, versioning
 from . import render_guard
 
 
@@ -26,6 +26,7 @@ def on_load_post(*_args: object) -> None:
     # scenes update when their frame changes).
     driver.free()
     render_guard.forget()
+    versioning.upgrade(bpy.data.objects)  # a file saved by an older TetRig steps as it did
     cage_overlay.show_old_wires_as_overlays()
     context = bpy.context
     if context.scene is not None:
@@ -49,6 +50,7 @@ def on_depsgraph_update_post(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgr
         count = len(bpy.data.objects)
         if count != _object_count or any(isinstance(u.id, bpy.types.Collection) for u in depsgraph.updates):
             _object_count = count  # added, deleted (X unlinks from collections) or linked objects
+            versioning.upgrade(bpy.data.objects)  # appended from a file of an older TetRig
             driver.objects_changed(scene)
         driver.show_changed(scene, depsgraph)  # a setting set in the panel or by a script shows at once
     if bpy.context.mode not in _EDIT_MODES:

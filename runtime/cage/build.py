@@ -18,7 +18,7 @@ from scipy.spatial import ConvexHull, QhullError
 from ...tetrig_addon.cage import METHOD_FIT, bind, build_cage, voxelize
 from ...tetrig_addon.cage.fit import FIT_MIN_SOLID_SHARE, FIT_VOXELS_PER_SPACING
 from ...tetrig_addon.errors import TetRigInputError
-from ..common import binding_store, edits, frames, mesh_io, offset_modifier, points_object, stack
+from ..common import binding_store, edits, frames, mesh_io, offset_modifier, points_object, stack, versioning
 from ..common.properties import BODY_CAGE, ROLE_CAGE, ROLE_SOURCE, object_settings
 from ..common.rig import check_source, remove
 from . import cage_object, instances
@@ -216,6 +216,7 @@ def build(obj: bpy.types.Object, collection: bpy.types.Collection) -> BuildRepor
     offset_modifier.ensure(cage_obj)
     settings.role = ROLE_SOURCE
     settings.body_type = BODY_CAGE
+    versioning.stamp(obj)  # its unset settings read today's defaults (``versioning``)
     settings.cage = cage_obj
     settings.points = points
     settings.bind_id = uuid.uuid4().hex

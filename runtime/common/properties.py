@@ -121,6 +121,10 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
     outside_count: IntProperty(  # type: ignore[valid-type]
         name="Outside", default=0,
         description="Vertices found in no tet at bind time, bound to their nearest tet")
+    settings_version: IntProperty(  # type: ignore[valid-type]
+        name="Settings Version", default=0, min=0, options={"HIDDEN"},
+        description="The TetRig settings version this soft body was set up with: one from before a "
+                    "default changed keeps the old value of what it never set (``versioning``)")
 
     # What kind of soft body: the panel's main button sets up the one chosen here
     body_type: EnumProperty(  # type: ignore[valid-type]
@@ -241,11 +245,12 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Iterations", default=1, min=1, soft_max=8, max=64,
         description="Solver sweeps per step: more carries impacts through stiff bodies faster")
     global_iterations: IntProperty(  # type: ignore[valid-type]
-        name="Global Iterations", default=0, min=0, soft_max=4, max=32,
+        name="Global Iterations", default=engine_solver.SimSettings.global_iterations, min=0, soft_max=4,
+        max=32,
         description="Conjugate-gradient iterations of a whole-cage Newton step before each step's sweeps "
                     "(Springs and Continuum): stiff bodies bend and swing at their true speed instead of "
-                    "in slow motion. 1 is usually enough; each costs about a sweep; frames in contact take 1. "
-                    "0 turns it off")
+                    "in slow motion. Each costs about a sweep; frames in contact take 1. 0 turns it off "
+                    "(faster, but stiff bodies then bend in slow motion)")
     integrator: EnumProperty(  # type: ignore[valid-type]
         name="Integrator",
         items=[(engine_solver.INTEGRATOR_EULER, "Implicit Euler",
@@ -254,7 +259,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
                (engine_solver.INTEGRATOR_BDF2, "BDF2",
                 "Second-order backward differentiation: as stable, and a swing keeps its height for "
                 "many periods (livelier ears, tails and jiggle at the same cost)")],
-        default=engine_solver.INTEGRATOR_EULER,
+        default=engine_solver.SimSettings.integrator,
         description="How each step moves on in time (cages in Springs and Continuum; PBD Spring and "
                     "Surface bodies always step with implicit Euler)")
     density: FloatProperty(  # type: ignore[valid-type]

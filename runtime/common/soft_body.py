@@ -52,7 +52,9 @@ def sim_settings(obj: bpy.types.Object, scene: bpy.types.Scene, cage: bool = Tru
                      volume_stiffness=s.volume_stiffness, global_iterations=s.global_iterations,
                      # (PBD Spring steps with implicit Euler whatever the setting: its bake stays current)
                      integrator=s.integrator if s.mode != solver.MODE_PBD else solver.INTEGRATOR_EULER)
-                if cage else {})
+                # (a Surface body steps with implicit Euler and no global step: said so, its bake's
+                # fingerprint stays that of before they existed, whatever the engine's defaults)
+                if cage else dict(global_iterations=0, integrator=solver.INTEGRATOR_EULER))
     return solver.SimSettings(
         **material, damping=s.damping,
         substeps=solver.substeps_for(s.steps_per_second, frame_dt(scene)), iterations=s.iterations,

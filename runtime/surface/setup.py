@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 
 from ...tetrig_addon.errors import TetRigInputError
-from ..common import binding_store, edits, frames, mesh_io, offset_modifier, stack
+from ..common import binding_store, edits, frames, mesh_io, offset_modifier, stack, versioning
 from ..common.properties import BODY_SURFACE, ROLE_SOURCE, object_settings, plastic_settings
 from ..common.rig import check_source, remove
 from ..common.soft_body import StaleBindingError
@@ -69,6 +69,7 @@ def setup_surface(obj: bpy.types.Object) -> SurfaceReport:
     offset_modifier.ensure(obj, position)
     settings.role = ROLE_SOURCE
     settings.body_type = BODY_SURFACE
+    versioning.stamp(obj)  # its unset settings read today's defaults (``versioning``)
     settings.surface_bound = True
     settings.bind_id = uuid.uuid4().hex
     settings.rest_fingerprint = edits.rest_fingerprint(obj, fresh=True)

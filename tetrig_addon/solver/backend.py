@@ -102,7 +102,8 @@ def _warmed_kernel() -> ModuleType:
 
     model = _one_tet()
     for mode in MODES:
-        settings = SimSettings(mode=mode, substeps=2, ground_height=0.0).validated()
+        # (without the global step, whatever the default: ``_warmed_global_step`` compiles it)
+        settings = SimSettings(mode=mode, substeps=2, ground_height=0.0, global_iterations=0).validated()
         loop.step(model, rest_state(model), settings, 1.0 / 24.0, compiled=module)
     module.warm_up()
     return module

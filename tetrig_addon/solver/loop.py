@@ -24,8 +24,9 @@ Two choices make the result hold whatever the step length:
 With ``settings.integrator`` BDF2 (``integrator``) a substep minimizes the same G with ⅔Δt for
 Δt, from the base point x̂ = (4xₙ − xₙ₋₁)/3 instead of xₙ (the state's ``history``), so a swing
 keeps its height where implicit Euler damps it; everything below is the same with those. A frame
-with contact candidates steps with implicit Euler (``integrator``: resting contact jitters under
-BDF2 with one sweep per step), and its global step takes at most ``global_solve.CONTACT_ITERATIONS``.
+with contact candidates, and every frame of a Surface body, steps with implicit Euler (``integrator``:
+resting contact jitters under BDF2 with one sweep per step; stiff cloth gains energy), and a frame in
+contact takes at most ``global_solve.CONTACT_ITERATIONS`` global iterations.
 
 Per substep: pre-solve (damping, goal damping, speed limit, y and the start x; kinematic points
 move to their goal), the translation step, the global step when ``settings.global_iterations`` > 0
@@ -95,8 +96,10 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
         model = dataclasses.replace(model, **rest)
     contact_plan = contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled)
     stepping = settings  # the material plans below stay keyed on ``settings``: they do not depend on
-    if settings.second_order and contact_plan.contact_count:  # the integrator (the global one costs 0.3-2 s)
-        stepping = dataclasses.replace(settings, integrator=INTEGRATOR_EULER)  # why: ``integrator``
+    if settings.second_order and (contact_plan.contact_count or surface is not None):  # the integrator (the
+        # global one costs 0.3-2 s). Why in contact: ``integrator``; Surface bodies: stiff cloth under BDF2
+        # with one sweep gains far more energy than under implicit Euler (docs/solver-notes.md, stop 30)
+        stepping = dataclasses.replace(settings, integrator=INTEGRATOR_EULER)
     # The plans are of the substep Δt also under BDF2, whose potential has ⅔Δt: the global step's
     # preconditioner with M/Δt² (against M/(⅔Δt)² in H) carries the soft modes further in one
     # iteration (measured, the bunny kicked sideways, 1 global iteration: first swing −8 % of the

@@ -57,10 +57,12 @@ class SimSettings:
         global_iterations: conjugate-gradient iterations of the global step before the sweeps of
             each substep (``global_solve``; cages in the Springs and Continuum modes), ≥ 0; 0 turns
             it off. A frame with contact candidates takes at most ``global_solve.CONTACT_ITERATIONS``.
+            3 by default, with BDF2: stiff bodies bend and swing at their true speed (issue 24; the
+            figures in ``benchmarks/bending.md``).
         integrator: ``INTEGRATOR_EULER`` or ``INTEGRATOR_BDF2`` (``integrator``); the PBD mode
-            always steps with implicit Euler (its projections are not a minimization). The Blender
-            layer offers BDF2 for cages only: on a stiff Surface sheet (≥ 3e5 N/m) one sweep per
-            step leaves it gaining energy (docs/solver-notes.md).
+            always steps with implicit Euler (its projections are not a minimization), and so do
+            Surface bodies (``loop.step``: on a stiff sheet, ≥ 3e5 N/m, one sweep per step under
+            BDF2 gains energy, docs/solver-notes.md) and frames with contact candidates.
         gravity: float [3] [m/s²], world space.
         ground_height: world z of the ground plane [m], or ``None`` for no ground.
         ground_friction: kinetic Coulomb friction coefficient μ_k of the ground (≥ 0).
@@ -85,8 +87,8 @@ class SimSettings:
     iterations: int = 1
     # (each left out of bake fingerprints at the value that steps as before it existed, whatever the
     # default: bakes made before it existed stay current)
-    global_iterations: int = field(default=0, metadata={OMIT_AT: 0})
-    integrator: str = field(default=INTEGRATOR_EULER, metadata={OMIT_AT: INTEGRATOR_EULER})
+    global_iterations: int = field(default=3, metadata={OMIT_AT: 0})
+    integrator: str = field(default=INTEGRATOR_BDF2, metadata={OMIT_AT: INTEGRATOR_EULER})
     gravity: tuple = (0.0, 0.0, -9.81)
     ground_height: float | None = None
     ground_friction: float = 0.5
