@@ -5,8 +5,8 @@ a default changes, a file saved before would silently take the new one and its s
 move differently (and its bakes read as outdated). So each soft body records the settings version
 it was made with (``settings_version``, stamped by Build Cage and Set Up Surface Body), and one
 from before a change gets the old default written into each changed property it never set: when a
-file is opened and when objects come into a file (append, link), as Blender's own versioning does
-for its DNA defaults.
+file is opened and when objects are appended into one, as Blender's own versioning does for its DNA
+defaults. (A linked soft body cannot be written: it reads today's defaults.)
 """
 
 from __future__ import annotations
