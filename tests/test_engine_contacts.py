@@ -99,11 +99,12 @@ def test_at_the_defaults_a_body_on_frictionless_ground_turns_slowly(mode):
     ground turns slowly about the vertical, the inexact step's spurious torque that nothing there
     resists: the cube of the test above 1.36° (Springs; Continuum 0.32°) in 4 s, the rubber ball 1.12° (sweeps
     alone: 0.33° and 0.86°); on the default ground's friction the cube stays within 0.25°. Bounds
-    that hold the limit where it is."""
+    that hold the limit where it is. (The drift: 3.2 / 2.8 mm on Python 3.11 and NumPy 1.26, the
+    Continuum cube 4.4 mm and 0.54° on 3.13 and NumPy 2: a frictionless rest amplifies rounding.)"""
     points = cube_points(0.4) + [0.0, 0.0, 0.25]
     turned, drift = drop_flat(points, mode)
     print(f"\n{mode}: cube on frictionless ground, defaults: {turned:.2f}°, {drift * 1000:.1f} mm")
-    assert turned < 1.6 and drift < 0.01 * 0.4
+    assert turned < 1.6 and drift < 0.015 * 0.4
     if mode == solver.MODE_SPRINGS:
         ball = ball_points() + [0.0, 0.0, 0.25]
         turned, drift = drop_flat(ball, mode, youngs=1e6)
