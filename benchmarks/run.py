@@ -866,6 +866,7 @@ def bench_scaling(eng: Engine, data: MeshData, cfg: Config) -> list[ScalingRow]:
         built.append((label, cage, res, cap, model, model_s))
     states = {(i, k, c): solver.rest_state(b[4]) for i, b in enumerate(built) for _, _, k in KERNELS for c in CASES}
     states.update({(i, "Numba", c): solver.rest_state(b[4]) for i, b in enumerate(built) for c in defaults})
+    every = {**settings, **defaults}  # each case's settings, by name
     import numba
 
     all_threads = numba.get_num_threads()
@@ -877,8 +878,7 @@ def bench_scaling(eng: Engine, data: MeshData, cfg: Config) -> list[ScalingRow]:
                 numba.set_num_threads(threads or all_threads)
                 for c in (*CASES, *defaults) if k == "Numba" else CASES:
                     c0, t0 = time.process_time(), time.perf_counter()
-                    states[i, k, c] = solver.step(b[4], states[i, k, c], {**settings, **defaults}[c], dt,
-                                                  use_kernel=use_kernel)
+                    states[i, k, c] = solver.step(b[4], states[i, k, c], every[c], dt, use_kernel=use_kernel)
                     wall[i, k, c].append(time.perf_counter() - t0)
                     cpu[i, k, c].append(time.process_time() - c0)
     numba.set_num_threads(all_threads)
