@@ -21,11 +21,16 @@ class CageBody:
         settings: validated ``solver.SimSettings``; each step takes its gravity from the control.
         plastic: plasticity (``solver.PlasticSettings``) or ``None`` (a posed cage has none: its
             rest shape is each frame's pose, which crept rest data would replace).
+        triangles: int32 [triangle_count, 3] or ``None``: the shown mesh's triangles, as indices
+            into the model's contact points (the mesh's vertices, ``model.contact_indices``),
+            counterclockwise seen from outside; what other bodies touch (``touching``). ``None``:
+            nothing can touch this body's surface.
     """
 
     model: solver.Model
     settings: solver.SimSettings
     plastic: solver.PlasticSettings | None = None
+    triangles: np.ndarray | None = None
 
     def rest_state(self, start: Control) -> solver.State:
         """The start frame's state: at rest (``solver.rest_state``), or, for a posed cage
@@ -44,10 +49,15 @@ class CageBody:
         Raises:
             what ``solver.step`` raises.
         """
-        model = self.model if control.rest is None else solver.with_rest(self.model, control.rest)
-        settings = dataclasses.replace(self.settings, gravity=control.gravity)
+        model, settings = self.frame_model(control)
         return solver.step(model, state, settings, control.frame_dt, goals=control.goals,
                            colliders=control.colliders, plastic=self.plastic)
+
+    def frame_model(self, control: Control) -> tuple[solver.Model, solver.SimSettings]:
+        """The model and settings a frame given ``control`` steps with: a posed cage's rest shape
+        at the frame's end (``solver.with_rest``), the control's gravity."""
+        model = self.model if control.rest is None else solver.with_rest(self.model, control.rest)
+        return model, dataclasses.replace(self.settings, gravity=control.gravity)
 
     def shown(self, state: solver.State) -> np.ndarray:
         """The control points the frame shows: float64 [Q, 3] [m], world space (``State.shown``:
