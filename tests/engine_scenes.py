@@ -258,3 +258,23 @@ def box_polygons(size: float, cuts: int) -> tuple[np.ndarray, np.ndarray, np.nda
     unique, inverse = np.unique(points.round(12), axis=0, return_inverse=True)
     corners = inverse.reshape(-1)[np.asarray(faces).ravel()]
     return unique, corners, np.full(len(faces), 4)
+
+
+def fan_triangles(corners: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Polygons (flat corner list, sizes) fan-triangulated: int32 [T, 3], the polygons' winding."""
+    tris, start = [], 0
+    for size in sizes:
+        face = corners[start:start + size]
+        tris += [(face[0], face[i], face[i + 1]) for i in range(1, size - 1)]
+        start += size
+    return np.asarray(tris, dtype=np.int32)
+
+
+def touching_body(vertices: np.ndarray, triangles: np.ndarray, settings: solver.SimSettings,
+                  resolution: int = 8, density: float = 1000.0):
+    """A cage soft body of a closed mesh that other bodies touch (``CageBody`` with its triangles),
+    and its binding."""
+    from tetrig_addon.cage import CageBody
+
+    model, b = body(vertices, resolution, density=density)
+    return CageBody(model, settings, triangles=triangles), b

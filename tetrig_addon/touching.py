@@ -100,4 +100,13 @@ def step_together(bodies: Sequence[CageBody], states: Sequence[solver.State], co
     return pairs.step_members(members, contact, use_kernel)
 
 
-__all__ = ["TouchingBodies", "TouchingState", "step_together"]
+def overlapping(bodies: Sequence[CageBody], states: Sequence[solver.State],
+                contact: pairs.ContactSettings = pairs.ContactSettings()) -> list[tuple[int, int]]:
+    """(a, b) for every two members where ``a``'s surface is deeper inside ``b``'s than the contact
+    distance in ``states`` (``pairs.overlaps``): there they stay overlapping."""
+    members = [pairs.Member(body.model, state, body.settings, 1.0, triangles=body.triangles)
+               for body, state in zip(bodies, states, strict=True)]
+    return pairs.overlaps(members, contact)
+
+
+__all__ = ["TouchingBodies", "TouchingState", "overlapping", "step_together"]

@@ -178,7 +178,7 @@ def mesh_collider(vertices: np.ndarray, triangles: np.ndarray,
     return Collider(vertices=verts, triangles=tris, thickness_outer=float(thickness_outer),
                     thickness_inner=float(thickness_inner), static_friction=float(static_friction),
                     kinetic_friction=float(kinetic_friction),
-                    closed=_is_closed(tris, verts.shape[0]), corners=corners,
+                    closed=is_closed(tris, verts.shape[0]), corners=corners,
                     triangle_table=np.ascontiguousarray(table), feature_normals=feature_normals,
                     center_tree=cKDTree(centers), max_reach=float(reaches.max()),
                     size_classes=_size_classes(centers, reaches),
@@ -214,8 +214,9 @@ def _edge_keys(tris: np.ndarray, vertex_count: int) -> tuple[np.ndarray, np.ndar
     return start * vertex_count + end, np.minimum(start, end) * vertex_count + np.maximum(start, end)
 
 
-def _is_closed(tris: np.ndarray, vertex_count: int) -> bool:
-    """Every edge in exactly two triangles, traversed once each way (watertight, oriented)."""
+def is_closed(tris: np.ndarray, vertex_count: int) -> bool:
+    """Whether every edge of ``tris`` (int [T, 3]) is in exactly two triangles, traversed once each
+    way (watertight, consistently oriented)."""
     directed, undirected = _edge_keys(tris, vertex_count)
     _, counts = np.unique(undirected, return_counts=True)
     return bool(np.all(counts == 2) and np.unique(directed).size == directed.size)

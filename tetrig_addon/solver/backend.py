@@ -45,7 +45,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # The compiled kernel was asked for but cannot load; the message says why.
 BackendUnavailable = KernelUnavailable
 
-__all__ = ["BackendUnavailable", "CACHED_LOAD_WAIT_S", "MARKER_PREFIX", "NUMBA", "NUMPY", "cache_filled",
+__all__ = ["BackendUnavailable", "CACHED_LOAD_WAIT_S", "MARKER_PREFIX", "NUMBA", "NUMPY", "cache_filled", "choose",
            "compiling", "configure", "global_step_compiling", "global_step_ready", "kernel", "kernel_ready",
            "load_seconds", "loading_from_cache", "marker_path", "name", "source_fingerprint", "status", "step",
            "unavailable_reason", "wait_for_cached_load", "wait_for_global_step", "warm_up"]
@@ -213,11 +213,24 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
             raises.
     """
     if compiled is None:
-        with_global_step = global_solve.used(model, settings, surface)
-        if use_kernel is None:
-            use_kernel = kernel_ready() and (not with_global_step or global_step_ready())
-        compiled = kernel() if use_kernel else None
-        if compiled is not None and with_global_step:
-            _GLOBAL_STEP.module()  # asked for explicitly: wait for its compile
+        compiled = choose(model, settings, surface, use_kernel)
     return loop.step(model, state, settings, frame_dt, goals=goals, colliders=colliders, compiled=compiled,
                      surface=surface, plastic=plastic)
+
+
+def choose(model: Model, settings: SimSettings, surface: SurfaceMaterial | None,
+           use_kernel: bool | None) -> ModuleType | None:
+    """The kernel module a frame of ``model`` with ``settings`` steps with, or ``None`` for the
+    NumPy reference (``use_kernel`` as ``step``'s: ``None``, the kernel when it is loaded with what
+    the frame needs, the global step's part included).
+
+    Raises:
+        BackendUnavailable: ``use_kernel=True`` without a compiled kernel.
+    """
+    with_global_step = global_solve.used(model, settings, surface)
+    if use_kernel is None:
+        use_kernel = kernel_ready() and (not with_global_step or global_step_ready())
+    compiled = kernel() if use_kernel else None
+    if compiled is not None and with_global_step:
+        _GLOBAL_STEP.module()  # asked for explicitly: wait for its compile
+    return compiled

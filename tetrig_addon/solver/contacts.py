@@ -175,7 +175,20 @@ def plan(model: Model, state: State, settings: SimSettings, colliders: Sequence[
     """The frame's contact candidates against the ground (``settings.ground_height``) and the
     colliders, with their per-point incidences. ``compiled`` (the kernel module) does the
     per-vertex work of the ground and the incidences faster, with the same result."""
-    rows: list[tuple] = []
+    return assemble(model, candidate_rows(model, state, settings, colliders, frame_dt, compiled), sim_dt, compiled)
+
+
+# One group of candidates (``candidate_rows``): (contact int64 [r] (rows of the model's contacts),
+# normals float64 [r, 3], surfaces float64 [r, 3] [m], depths float64 [r] [m], μ_s float64 [r],
+# μ_k float64 [r]), as ``ContactPlan`` names them.
+Rows = tuple
+
+
+def candidate_rows(model: Model, state: State, settings: SimSettings, colliders: Sequence[collision.Collider],
+                   frame_dt: float, compiled: ModuleType | None = None) -> list[Rows]:
+    """The frame's candidates against the ground and the colliders, a ``Rows`` group per surface
+    (``plan`` assembles them)."""
+    rows: list[Rows] = []
     idx, w = model.contact_indices, model.contact_weights
     if (settings.ground_height is not None or colliders) and idx.shape[0]:
         fall = 0.5 * float(np.linalg.norm(settings.gravity)) * frame_dt * frame_dt
@@ -203,6 +216,12 @@ def plan(model: Model, state: State, settings: SimSettings, colliders: Sequence[
                 margins = contact_margins(model, state, settings, frame_dt)
             for collider in colliders:
                 rows.extend(_collider_rows(collider, p, margins))
+    return rows
+
+
+def assemble(model: Model, rows: Sequence[Rows], sim_dt: float, compiled: ModuleType | None = None) -> ContactPlan:
+    """The ``ContactPlan`` of candidate groups (``candidate_rows``, ``pairs``) for substeps of
+    ``sim_dt`` [s]."""
     if not rows:
         return _assemble(model, np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)),
                          np.zeros(0), np.zeros(0), np.zeros(0), sim_dt, compiled)
@@ -223,12 +242,7 @@ def _collider_rows(collider: collision.Collider, p: np.ndarray, margins: np.ndar
         return []
     reach = margins[near] + collider.contact_reach
     q = p[near]
-    gap = maximum(maximum(collider.bounds_min - q, q - collider.bounds_max), 0.0)
-    lower = sqrt(np.einsum("ij,ij->i", gap, gap))
-    inside_box = lower == 0.0
-    if inside_box.any():
-        centre_distance, _ = collider.center_tree.query(q[inside_box], k=1)
-        lower[inside_box] = maximum(centre_distance - collider.max_reach, 0.0)
+    lower = lower_bounds(collider, q)
     # a closed collider's inside is a contact at any depth: a zero lower bound keeps it
     maybe = np.flatnonzero(lower < reach)
     if maybe.shape[0] == 0:
@@ -249,6 +263,19 @@ def _collider_rows(collider: collision.Collider, p: np.ndarray, margins: np.ndar
     count = keep.shape[0]
     return [(keep, normal, surfaces, depths, np.full(count, collider.static_friction),
              np.full(count, collider.kinetic_friction))]
+
+
+def lower_bounds(collider: collision.Collider, points: np.ndarray) -> np.ndarray:
+    """float64 [n] [m]: a lower bound of each point's distance to the collider's surface, cheap (the
+    distance to its bounding box, and inside that to the nearest triangle's enclosing ball), so
+    exact queries are made only for points it cannot rule out."""
+    gap = maximum(maximum(collider.bounds_min - points, points - collider.bounds_max), 0.0)
+    lower = sqrt(np.einsum("ij,ij->i", gap, gap))
+    inside_box = lower == 0.0
+    if inside_box.any():
+        centre_distance, _ = collider.center_tree.query(points[inside_box], k=1)
+        lower[inside_box] = maximum(centre_distance - collider.max_reach, 0.0)
+    return lower
 
 
 def _assemble(model: Model, near: np.ndarray, normals: np.ndarray, surfaces: np.ndarray,

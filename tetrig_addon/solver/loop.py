@@ -83,18 +83,40 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
         ValueError: a surface body's model without its ``surface`` material.
     """
     sim_dt = frame_dt / settings.substeps
-    original = model
-    if state.rotations.shape != (model.tet_count, 4):
-        # A State made without rotations (its default has none): the identity, as at rest. The
-        # continuum tets and the global step read one per tet (the kernel unchecked: it read past
-        # the array, and a one-tet cage with Global Iterations raised ZeroDivisionError).
-        state = copy.copy(state)
-        state.rotations = identity_rotations(model.tet_count)
+    state = with_rotations(model, state)
+    frame_model = with_state_rest(model, state)
+    contact_plan = contacts.plan(frame_model, state, settings, colliders, frame_dt, sim_dt, compiled)
+    new = advance(frame_model, state, settings, frame_dt, contact_plan, goals, compiled, surface)
+    return finish(model, frame_model, state, new, settings, frame_dt, contact_plan, compiled, plastic)
+
+
+def with_rotations(model: Model, state: State) -> State:
+    """``state``, or a copy with every tet's rotation the identity when it has none."""
+    if state.rotations.shape == (model.tet_count, 4):
+        return state
+    # A State made without rotations (its default has none): the identity, as at rest. The
+    # continuum tets and the global step read one per tet (the kernel unchecked: it read past
+    # the array, and a one-tet cage with Global Iterations raised ZeroDivisionError).
+    state = copy.copy(state)
+    state.rotations = identity_rotations(model.tet_count)
+    return state
+
+
+def with_state_rest(model: Model, state: State) -> Model:
+    """``model`` with the rest data plasticity changed (carried by ``state``) in place of its own."""
     rest = {name: value for name in ("rest_lengths", "inverse_rest_shapes", "rest_angles")
             if (value := getattr(state, name)) is not None}
-    if rest:  # plasticity moved them: the frame uses the state's
-        model = dataclasses.replace(model, **rest)
-    contact_plan = contacts.plan(model, state, settings, colliders, frame_dt, sim_dt, compiled)
+    return dataclasses.replace(model, **rest) if rest else model
+
+
+def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, contact_plan: contacts.ContactPlan,
+            goals: tuple[np.ndarray, np.ndarray] | None, compiled: ModuleType | None,
+            surface: SurfaceMaterial | None, substep: int | None = None) -> State:
+    """The substeps of one frame (``step``'s arguments, its contact plan made), without the shown
+    positions and plasticity (``finish``). ``substep``: only that substep of the frame (0 to
+    ``settings.substeps`` − 1), for bodies stepped together (``pairs``); its state must be the
+    one the frame's earlier substeps left."""
+    sim_dt = frame_dt / settings.substeps
     stepping = settings  # the material plans below stay keyed on ``settings``: they do not depend on
     if settings.second_order and (contact_plan.contact_count or surface is not None):  # the integrator (the
         # global one costs 0.3-2 s). Why in contact: ``integrator``; Surface bodies: stiff cloth under BDF2
@@ -110,15 +132,27 @@ def step(model: Model, state: State, settings: SimSettings, frame_dt: float,
     *material, global_plan = _material_plans(model, settings, sim_dt, surface)
     if contact_plan.contact_count:
         global_plan = global_solve.in_contact(global_plan)
+    if substep is not None:  # one substep: a frame of its own, with the goals of its part
+        start, end = (model.rest_positions, model.rest_positions) if goals is None else goals
+        goals = (start + (end - start) * (substep / settings.substeps),
+                 start + (end - start) * ((substep + 1) / settings.substeps))
+        stepping, frame_dt = dataclasses.replace(stepping, substeps=1), sim_dt
     plans = (*material, global_plan, goal_springs.plan(model, stepping, goal_dt, goals), contact_plan)
     if compiled is not None:
-        new = compiled.advance(model, state, stepping, frame_dt, *plans)
-    else:
-        new = reference.advance(model, state, stepping, frame_dt, *plans)
+        return compiled.advance(model, state, stepping, frame_dt, *plans)
+    return reference.advance(model, state, stepping, frame_dt, *plans)
+
+
+def finish(original: Model, model: Model, state: State, new: State, settings: SimSettings, frame_dt: float,
+           contact_plan: contacts.ContactPlan, compiled: ModuleType | None,
+           plastic: plasticity.PlasticSettings | None) -> State:
+    """The frame's result: ``new`` (from ``advance``, started at ``state``) with the shown positions
+    and the creep of plasticity, the rest data carried over (``State.moved``). ``original``: the
+    model as given, ``model``: the frame's (``with_state_rest``)."""
     # What the frame shows touches its surfaces (the penalty's resting depth taken out). Only the
     # shown positions: fed back, the once-a-frame correction made the resting shape depend on the
     # frame rate (measured: 13 % on the bunny) and biased a landing ball's turn.
-    shown = contacts.project_out(new.positions, model.inverse_masses, plans[-1], compiled=compiled)
+    shown = contacts.project_out(new.positions, model.inverse_masses, contact_plan, compiled=compiled)
     result = state.moved(new.positions, new.velocities, new.rotations,
                          None if shown is new.positions else shown, new.history)
     if plastic is not None:

@@ -1,25 +1,62 @@
 """Contacts between bodies: the contact vertices of one body against the surface triangles of
 another, with Coulomb friction, for bodies stepped together (``tetrig_addon.touching``).
 
-(In progress: ``step_members`` steps each member alone.)
+Method. Each frame, every body's contact vertices that could reach another body's surface during
+the frame become candidates, each with the triangle of the other body it is nearest to, the
+barycentric coordinates β of its closest point there and the outward normal n (``colliders.nearby``
+on the other body's surface at the frame's start; compiled in ``pairs_kernel``): as the ground and
+collision objects (``contacts``, Müller et al. 2007 §3.5, candidates made once a frame), in both
+directions, so each body feels the other. Unlike a collider's, the plane of such a contact rides on
+the other body: at every substep its point is s = Σⱼ βⱼ·pⱼ + thickness·n, pⱼ the triangle's corners
+where the other body is at the substep's start. The contact itself is the ground's penalty energy
+with the smoothed Coulomb friction of Li et al. 2020 (``contacts.force``), solved in the same Vertex
+Block Descent sweep as the body's material; a cage vertex's contact acts on its four control points
+through its barycentric weights.
+
+Where both bodies have vertices at one place (two faces pressed together), each side's plane is
+set halfway between where its vertex is and where the whole correction would put it: the two
+halves add up to the whole, where each side taking all of it made the two surfaces chase each
+other (measured: the gap flipped sign every substep). A vertex that starts a frame inside the
+contact distance (pressed in) is let out gently: its plane starts at its depth and recedes at
+``SEPARATION_SPEED``; one deeper inside the other body than the contact distance is where the
+bodies overlap (placed so), and is left there (``overlaps`` tells the Blender layer).
+
+The bodies step substep by substep together (each substep is ``loop.advance`` of one substep), all
+from the others' positions at the substep's start (a Jacobi exchange between bodies, so the order of
+the bodies does not matter), with the most substeps any of them takes. A frame in which no body
+comes within reach of another steps each body exactly as it steps alone (``loop.step``).
+
+Limits of this first version: friction between bodies resists a vertex's own motion over a substep,
+not its motion relative to the other body's surface; the normal of a contact is the frame's start's;
+edges that cross without a vertex inside (two boxes edge on edge) are not contacts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Sequence
 
 import numpy as np
 
 from .. import colliders as collision
-from . import backend
+from ..colliders import nearby
+from ..lazy_kernel import KernelUnavailable, LazyKernel
+from ..errors import TetRigInputError
+from . import backend, contacts, loop
 from .model import Model, State
 from .plasticity import PlasticSettings
 from .settings import SimSettings
 
 # The contact distance between bodies [m]: a vertex closer than this to another body's surface is
-# pushed out to it (Blender Cloth's self-collision distance is 0.015 m, its object collision 0.015).
+# pushed out to it (Blender Cloth's object and self-collision distances are 0.015 m by default).
 DEFAULT_THICKNESS = 0.01
+# Bodies that start a frame inside each other (placed overlapping, or pressed in by a hard hit)
+# separate at this speed [m/s]: the plane of a contact starts at its vertex's depth and recedes at
+# this speed to the contact distance, so the penalty never has to undo the whole depth in one
+# substep (measured: two cubes placed 5 cm into each other flew apart at 1,000 m/s without).
+SEPARATION_SPEED = 0.5
 
 
 @dataclass(frozen=True)
@@ -35,6 +72,13 @@ class ContactSettings:
     static_friction: float = collision.DEFAULT_STATIC_FRICTION
     kinetic_friction: float = collision.DEFAULT_KINETIC_FRICTION
 
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.thickness) and self.thickness >= 0.0):
+            raise TetRigInputError(f"The contact distance between bodies must be 0 or more, not {self.thickness}.")
+        if not (np.isfinite(self.static_friction) and np.isfinite(self.kinetic_friction)
+                and 0.0 <= self.kinetic_friction <= self.static_friction):
+            raise TetRigInputError("Friction between bodies must be 0 or more, static at least sliding.")
+
 
 @dataclass(frozen=True, eq=False)
 class Member:
@@ -49,7 +93,7 @@ class Member:
         colliders: its collision objects (``colliders.mesh_collider``) of the frame's end.
         plastic: its plasticity or ``None``.
         triangles: int32 [triangle_count, 3] or ``None``: its surface, as indices into its contact
-            points (what the others touch).
+            points, counterclockwise seen from outside (what the others touch).
     """
 
     model: Model
@@ -62,8 +106,243 @@ class Member:
     triangles: np.ndarray | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class PairRows:
+    """One body's candidates against another body's surface, for one frame.
+
+    Attributes:
+        other: the other body (its index among the members).
+        contacts: int64 [r], rows of this body's contact points.
+        corners: int64 [r, 3], the other body's contact points at the corners of the triangle.
+        barycentric: float64 [r, 3], the closest point's coordinates on that triangle.
+        normals: float64 [r, 3], unit, outward from the other body.
+        depths: float64 [r] [m], how deep below the plane still counts (``ContactPlan.depths``).
+        allowances: float64 [r] [m], how far inside the contact distance each vertex was at the
+            frame's start (0 outside it): its plane starts there (``SEPARATION_SPEED``).
+    """
+
+    other: int
+    contacts: np.ndarray
+    corners: np.ndarray
+    barycentric: np.ndarray
+    normals: np.ndarray
+    depths: np.ndarray
+    allowances: np.ndarray
+
+    def rows(self, own_points: np.ndarray, other_points: np.ndarray, contact: ContactSettings,
+             elapsed: float) -> contacts.Rows:
+        """The candidates as ``contacts.Rows``, for a substep that ends ``elapsed`` [s] into the
+        frame, with their planes where this body's and the other's contact points are at its start
+        (``own_points``, ``other_points``, float64 [P, 3] [m]): on the other's surface, moved out by
+        the contact distance, and by half of the way there for a vertex that starts the substep
+        inside it (module docstring)."""
+        corner = other_points[self.corners]  # [r, 3 corners, 3]
+        closest = np.einsum("rc,rck->rk", self.barycentric, corner)
+        offset = contact.thickness - np.maximum(self.allowances - SEPARATION_SPEED * elapsed, 0.0)
+        height = np.einsum("rk,rk->r", own_points[self.contacts] - closest, self.normals)
+        offset = np.minimum(offset, 0.5 * (offset + height))
+        count = self.contacts.shape[0]
+        return (self.contacts, self.normals, closest + offset[:, None] * self.normals, self.depths,
+                np.full(count, contact.static_friction), np.full(count, contact.kinetic_friction))
+
+
 def step_members(members: Sequence[Member], contact: ContactSettings = ContactSettings(),
                  use_kernel: bool | None = None) -> tuple[State, ...]:
-    """One frame of every member (see the module docstring): float states, in order."""
-    return tuple(backend.step(m.model, m.state, m.settings, m.frame_dt, goals=m.goals, colliders=m.colliders,
-                              use_kernel=use_kernel, plastic=m.plastic) for m in members)
+    """One frame of every member (see the module docstring).
+
+    Args:
+        members: the bodies with their frame's inputs.
+        contact: the contact distance and friction between them.
+        use_kernel: as ``backend.step``'s, for every member.
+
+    Returns:
+        The members' states at the frame's end, in order.
+
+    Raises:
+        BackendUnavailable: ``use_kernel=True`` without a compiled kernel; what ``loop.step``
+            raises.
+    """
+    found = frame_pairs(members, contact, None if use_kernel is False else _compiled_search())
+    if not any(found):
+        return tuple(backend.step(m.model, m.state, m.settings, m.frame_dt, goals=m.goals, colliders=m.colliders,
+                                  use_kernel=use_kernel, plastic=m.plastic) for m in members)
+    return step_coupled(members, found, contact, use_kernel)
+
+
+def frame_pairs(members: Sequence[Member], contact: ContactSettings,
+                compiled: ModuleType | None = None) -> list[list[PairRows]]:
+    """Every member's candidates against the others' surfaces for the frame (one list per member):
+    its contact vertices that could come within the contact distance of another member's surface
+    during the frame (both bodies' travel, ``contacts.contact_margins``), by ``colliders.nearby``
+    (``compiled``: ``pairs_kernel``, the same search compiled, or ``None``)."""
+    points = [contacts.contact_points(m.model, m.state.positions) for m in members]
+    margins = [contacts.contact_margins(m.model, m.state, m.settings, m.frame_dt) for m in members]
+    reach = [float(margin.max(initial=0.0)) + contact.thickness for margin in margins]
+    boxes = [(p.min(axis=0) - r, p.max(axis=0) + r) if p.shape[0] else None for p, r in zip(points, reach)]
+    found: list[list[PairRows]] = [[] for _ in members]
+    for b, other in enumerate(members):
+        if other.triangles is None or boxes[b] is None:
+            continue
+        facts = _surface_facts(other.triangles, points[b])
+        surface = None
+        for a in range(len(members)):
+            box_a, box_b = boxes[a], boxes[b]
+            if a == b or box_a is None or box_b is None or not _overlap(box_a, box_b):
+                continue
+            if surface is None:
+                surface = nearby.surface(points[b], facts.triangles, facts.rings)
+            rows = _pair_rows(surface, b, points[a], margins[a] + reach[b], box_b, contact, facts.closed, compiled)
+            if rows is not None:
+                found[a].append(rows)
+    return found
+
+
+# What the last few surfaces asked about are (``_surface_facts``): a body's triangles do not change
+# between frames, and telling costs a sort of their edges.
+_FACTS_CACHE_SIZE = 16
+_facts_cache: dict[int, tuple[np.ndarray, SurfaceFacts]] = {}
+
+
+@dataclass(frozen=True, eq=False)
+class SurfaceFacts:
+    """What a body's surface is, whatever its pose (``_surface_facts``).
+
+    Attributes:
+        triangles: int32 [T, 3], facing out.
+        closed: whether they are closed and consistently oriented (``colliders``' rule).
+        rings: each vertex's triangles (``nearby.rings``).
+    """
+
+    triangles: np.ndarray
+    closed: bool
+    rings: tuple[np.ndarray, np.ndarray]
+
+
+def _surface_facts(triangles: np.ndarray, points: np.ndarray) -> SurfaceFacts:
+    """The ``SurfaceFacts`` of ``triangles`` on ``points`` (float64 [P, 3] [m]): a surface whose
+    triangles enclose a negative volume (an imported mesh with its faces flipped, a mirrored one)
+    is turned, so its normals point out as the contacts need."""
+    cached = _facts_cache.get(id(triangles))
+    if cached is not None and cached[0] is triangles:
+        return cached[1]
+    tris = np.asarray(triangles, dtype=np.int32)
+    corners = points[tris]
+    volume = float(np.einsum("ij,ij->", corners[:, 0], np.cross(corners[:, 1], corners[:, 2])))
+    if volume < 0.0:
+        tris = np.ascontiguousarray(tris[:, [0, 2, 1]])
+    facts = SurfaceFacts(tris, collision.collider.is_closed(tris, points.shape[0]),
+                         nearby.rings(tris, points.shape[0]))
+    if len(_facts_cache) >= _FACTS_CACHE_SIZE:
+        _facts_cache.pop(next(iter(_facts_cache)))
+    _facts_cache[id(triangles)] = (triangles, facts)
+    return facts
+
+
+def overlaps(members: Sequence[Member], contact: ContactSettings = ContactSettings()) -> list[tuple[int, int]]:
+    """The pairs (a, b) of members where vertices of a are deeper inside b's closed surface than the
+    contact distance: placed overlapping, the bodies stay so there (``frame_pairs`` leaves such
+    vertices alone), which the panel says."""
+    points = [contacts.contact_points(m.model, m.state.positions) for m in members]
+    found = []
+    for b, other in enumerate(members):
+        if other.triangles is None or points[b].shape[0] == 0:
+            continue
+        facts = _surface_facts(other.triangles, points[b])
+        if not facts.closed:
+            continue
+        surface = nearby.surface(points[b], facts.triangles, facts.rings)
+        low, high = points[b].min(axis=0), points[b].max(axis=0)
+        for a in range(len(members)):
+            inside_box = np.all((points[a] >= low) & (points[a] <= high), axis=1) if a != b else None
+            if inside_box is None or not inside_box.any():
+                continue
+            deep = np.full(int(inside_box.sum()), np.ptp(points[b], axis=0).max())
+            distance = nearby.closest(surface, points[a][inside_box], deep)[3]
+            if distance.shape[0] and distance.min() < -contact.thickness:
+                found.append((a, b))
+    return found
+
+
+def _overlap(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
+    return bool(np.all(a[0] <= b[1]) and np.all(b[0] <= a[1]))
+
+
+def _pair_rows(surface: nearby.Surface, other: int, p: np.ndarray, reach: np.ndarray,
+               box: tuple[np.ndarray, np.ndarray], contact: ContactSettings, closed: bool,
+               compiled: ModuleType | None) -> PairRows | None:
+    """The vertices ``p`` (float64 [n, 3] [m]) within ``reach`` (float64 [n] [m]) of ``surface``
+    (member ``other``'s, in ``box`` grown by its reach, ``closed`` or not): their closest
+    triangles, or ``None`` when none is."""
+    near = np.flatnonzero(np.all((p >= box[0]) & (p <= box[1]), axis=1))
+    if near.shape[0] == 0:
+        return None
+    found, triangle, barycentric, distance, normal = nearby.closest(surface, p[near], reach[near], compiled)
+    # A vertex deeper inside than the contact distance is where the bodies overlap (placed so): it
+    # is left there, as is the vertex of the other body in it (module docstring).
+    band = distance > -contact.thickness
+    if not band.any():
+        return None
+    distance = distance[band]
+    outside = distance >= 0.0
+    if closed:
+        depths = np.full(outside.shape[0], np.inf)
+    else:  # below an open surface only as deep as the contact distance twice, unless it came from outside
+        depths = np.where(outside, np.inf, 2.0 * contact.thickness)
+    return PairRows(other=other, contacts=near[found[band]].astype(np.int64),
+                    corners=surface.triangles[triangle[band]].astype(np.int64),
+                    barycentric=barycentric[band], normals=normal[band], depths=depths,
+                    allowances=np.maximum(contact.thickness - distance, 0.0))
+
+
+def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]], contact: ContactSettings,
+                 use_kernel: bool | None = None) -> tuple[State, ...]:
+    """One frame of the members substep by substep together, each with its candidates against the
+    others (``found``, from ``frame_pairs``) on planes that ride on the others (module docstring).
+    Every member takes the most substeps any of them takes."""
+    substeps = max(m.settings.substeps for m in members)
+    prepared = []
+    for m in members:
+        settings = dataclasses.replace(m.settings, substeps=substeps)
+        compiled = backend.choose(m.model, settings, None, use_kernel)
+        state = loop.with_rotations(m.model, m.state)
+        model = loop.with_state_rest(m.model, state)
+        base = contacts.candidate_rows(model, state, settings, m.colliders, m.frame_dt, compiled)
+        prepared.append((model, settings, compiled, state, base))
+    current = [p[3] for p in prepared]
+    plans: list[contacts.ContactPlan] = []
+    for s in range(substeps):
+        points = [contacts.contact_points(model, state.positions) for (model, *_), state in zip(prepared, current)]
+        plans = []
+        for index, ((model, settings, compiled, _, base), m, pair_rows) in enumerate(zip(prepared, members, found)):
+            elapsed = m.frame_dt * (s + 1) / substeps  # the plane where the substep ends
+            rows = [*base, *(rows.rows(points[index], points[rows.other], contact, elapsed) for rows in pair_rows)]
+            plans.append(contacts.assemble(model, rows, m.frame_dt / substeps, compiled))
+        current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, None, substep=s)
+                   for (model, settings, compiled, *_), m, state, plan in zip(prepared, members, current, plans)]
+    return tuple(loop.finish(m.model, model, start, new, settings, m.frame_dt, plan, compiled, m.plastic)
+                 for (model, settings, compiled, start, _), m, new, plan in zip(prepared, members, current, plans))
+
+
+def _load_search() -> ModuleType:
+    """Import the compiled search and compile it (or read Numba's cache) on one point."""
+    from . import pairs_kernel as module
+
+    module.warm_up()
+    return module
+
+
+# Loaded in the background whenever the solver's kernel has loaded: the bodies' contacts search
+# with Numba where the solver steps with it.
+_SEARCH = LazyKernel(_load_search, "tetrig-pairs-compile")
+backend.also_load(_SEARCH)
+
+
+def _compiled_search() -> ModuleType | None:
+    """The compiled search (``pairs_kernel``) where the solver's kernel is loaded, else ``None``:
+    ``colliders.nearby`` finds the same triangles in NumPy."""
+    if not backend.kernel_ready():
+        return None
+    try:
+        return _SEARCH.module()
+    except KernelUnavailable:
+        return None
