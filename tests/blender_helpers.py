@@ -77,6 +77,17 @@ COARSE_RESOLUTION = 4
 def ball(bpy, name: str = "Ball", x: float = 0.0):
     """A bound ico sphere 1 m above the ground (ground on, coarse cage)."""
     bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5, location=(x, 0.0, 1.0))
+    return _bound(bpy, name)
+
+
+def cube(bpy, name: str = "Cube", x: float = 0.0):
+    """A bound 0.6 m cube whose bottom is 0.4 m above the ground (ground on, coarse cage)."""
+    bpy.ops.mesh.primitive_cube_add(size=0.6, location=(x, 0.0, 0.7))
+    return _bound(bpy, name)
+
+
+def _bound(bpy, name: str):
+    """The active object named ``name``, with a coarse cage built, ground on."""
     obj = bpy.context.active_object
     obj.name = name
     obj.tetrig.resolution = COARSE_RESOLUTION
