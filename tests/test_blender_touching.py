@@ -4,9 +4,11 @@ a body alone, or with Soft Bodies off, steps exactly as before sets existed (rea
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
-from blender_helpers import cube
+from blender_helpers import cube, drawn_panel
 
 FRAMES = 12
 
@@ -151,3 +153,22 @@ def test_a_collision_collection_restricts_who_is_in_a_set(bpy):
     b.tetrig.use_soft_bodies = False
     assert sets() == []
     play(bpy, (a, b, c), range(1, 3))
+
+
+def test_the_soft_bodies_panel_draws_its_settings_and_who_touches(bpy):
+    from tetrig.panels import collisions as main
+
+    scene = bpy.context.scene
+    a = cube(bpy, "A", -2.0)
+    context = SimpleNamespace(active_object=a, region=SimpleNamespace(width=600),
+                              preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=1.0)), scene=scene)
+    assert main.TETRIG_PT_soft_body_collisions.poll(context)
+    shown = drawn_panel(main.TETRIG_PT_soft_body_collisions, context)
+    assert shown[:2] == ["soft_body_distance", "soft_body_collection"]
+    assert "it steps alone" in " ".join(shown)
+    cube(bpy, "B", 2.0)
+    assert "Simulated together with B" in " ".join(drawn_panel(main.TETRIG_PT_soft_body_collisions, context))
+    a.modifiers.new("Collision", "COLLISION")
+    notes = " ".join(drawn_panel(main.TETRIG_PT_collisions, context))  # wrapped to the sidebar's width
+    assert "Its Collision modifier is for Blender's Cloth and Soft Body; TetRig soft bodies touch each other " \
+        "through Soft Bodies instead" in notes
