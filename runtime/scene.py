@@ -127,7 +127,7 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
             live.append([body])
     for members in sets.values():  # a set steps when a member needs a live frame (its bake is shown)
         if len(members) > 1 and any(b.live for b in members):
-            live.append(members)
+            live.append(sorted(members, key=lambda b: b.obj.name_full))  # in ``touching.groups``' order
         else:  # a partner could not be read this frame: the others step alone
             live += [[b] for b in members if b.live]
     targets = _sample(scene, live, frame, between, sample)

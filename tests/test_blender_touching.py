@@ -84,10 +84,10 @@ def test_two_cubes_far_apart_move_as_each_alone_and_as_with_soft_bodies_off(bpy)
 
 def test_a_set_jumped_to_equals_the_set_played_and_its_bake(bpy):
     from tetrig.runtime import bake
-    from tetrig.runtime.cage import model
+    from tetrig.runtime.cage import kind, model
     from tetrig.runtime.common import bake_store, frames
 
-    a, b = cube(bpy, "A", -2.0), cube(bpy, "B", 2.0)
+    b, a = cube(bpy, "B", 2.0), cube(bpy, "A", -2.0)  # made out of the members' order (by name)
     played = play(bpy, (a, b))
     fresh(bpy)
     scene = bpy.context.scene
@@ -98,6 +98,9 @@ def test_a_set_jumped_to_equals_the_set_played_and_its_bake(bpy):
     scene.frame_set(5)  # scrubbing back reads the cache
     for o in (a, b):
         np.testing.assert_allclose(state(o, 5), played[o.name][4], rtol=0.0, atol=1e-9)
+    cache = frames.find(a).shared  # what bakes and exports read is the same set, in the same order
+    kind.displacements_at(b, scene, FRAMES, bpy.context.evaluated_depsgraph_get())
+    assert frames.find(a).shared is cache and frames.find(b).shared is cache
     # baking one member bakes its set, each from the set's frames
     fresh(bpy)
     results = bake.BakeJob([a], scene, 1, FRAMES).run(bpy.context.evaluated_depsgraph_get())
