@@ -11,11 +11,12 @@ from . import dependencies
 
 
 def _classes() -> tuple[type, ...]:
-    from . import jiggle, main, menus
+    from . import collisions, jiggle, main, menus
 
     return (menus.TETRIG_MT_presets, menus.TETRIG_MT_jiggle_presets, menus.TETRIG_MT_export,
-            main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal, main.TETRIG_PT_collisions,
-            main.TETRIG_PT_plasticity, main.TETRIG_PT_tearing, main.TETRIG_PT_quality, main.TETRIG_PT_bake, main.TETRIG_PT_output, jiggle.TETRIG_PT_jiggle)
+            main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal,
+            collisions.TETRIG_PT_collisions, collisions.TETRIG_PT_soft_body_collisions, main.TETRIG_PT_plasticity, main.TETRIG_PT_tearing,
+            main.TETRIG_PT_quality, main.TETRIG_PT_bake, main.TETRIG_PT_output, jiggle.TETRIG_PT_jiggle)
 
 
 def register() -> None:

@@ -1,6 +1,7 @@
 """The sidebar tab: the body type, then Cage (build settings, Show Cage, what was built) or Surface
 (Set Up Surface Body, what it is made of), Simulation (presets and material, a Surface body's
-stretch, shear, bending, pressure and density; Goal and Collisions closed by default), Plasticity
+stretch, shear, bending, pressure and density; Goal and Collisions (``collisions``) closed by
+default), Plasticity
 (closed), Tearing (Surface bodies, closed), Quality (cages: the surface repair pass, closed by
 default), Bake (bake, free, status, Lock Interface), Output (reset, the exports menu, remove).
 Less-used subpanels start closed so that Output and Remove fit a 1600×900 window."""
@@ -19,7 +20,7 @@ from ..runtime.app import render_guard
 from ..runtime import scene as driver
 from ..runtime.cage.model import binding_problem
 from ..runtime.common.soft_body import in_edit_mode
-from ..runtime.common import cost, scene_inputs, stack
+from ..runtime.common import cost, stack
 from ..runtime.common.animation import frame_dt
 from ..tetrig_addon.solver import backend as solver_backend
 from ..tetrig_addon.solver import substeps_for
@@ -304,20 +305,6 @@ class TETRIG_PT_goal(SoftBodySubpanel):
             sub.prop(s, "goal_default")
         col.prop(s, "goal_stiffness")
         col.prop(s, "goal_damping")
-
-
-class TETRIG_PT_collisions(SoftBodySubpanel):
-    bl_label = "Collisions"
-    bl_parent_id = "TETRIG_PT_simulation"
-    bl_options = {"DEFAULT_CLOSED"}
-
-    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
-        _toggled(col, s, "use_ground", "ground_height", "ground_friction", "ground_static_friction")
-        col.prop(s, "use_colliders")
-        col.prop(s, "max_speed")
-        scene = bpy.context.scene
-        for line in scene_inputs.unused_collisions(scene, obj) if scene is not None else ():
-            wrapped_label(col, bpy.context, line, "INFO")
 
 
 class TETRIG_PT_plasticity(SoftBodySubpanel):

@@ -7,7 +7,8 @@ Per frame and scene (``update``, from the frame-change handler), in order:
    Then the inputs of every earlier frame any body needs, read in one visit of each frame for all
    bodies (``frames.sample``): stepping never moves the scene's frame.
 2. **States.** Each body's state at the frame: the bake, the frame cache, or steps from the latest
-   cached frame.
+   cached frame. Cage soft bodies that touch (Soft Bodies on, the same Collision Collection) step
+   together as one set with one frame cache (``cage/touching``); a body alone steps as it always did.
 3. **Writes.** Each body shows its state (``tetrig_offset``, a tear, a rig's target empties).
 
 A body that cannot be simulated (a stale binding, a refused setting, inputs that cannot be read
@@ -22,10 +23,12 @@ the one hook the property groups call (``common/properties.register_settings_hoo
 from __future__ import annotations
 
 import traceback
+from dataclasses import dataclass
 from typing import Any
 
 import bpy
 
+from .cage import touching
 from .cage.kind import KIND as CAGE
 from ..tetrig_addon.errors import TetRigInputError
 from .common import edits, frames, hooks, redraw, scene_inputs
@@ -89,7 +92,9 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
                 kind.adopt(kind.objects(scene))
     frame, t = scene.frame_current, float(scene.frame_subframe)
     between = t > 0.0
-    live: list[tuple[bpy.types.Object, Any, frames.Slot, Any, Any]] = []
+    grouped = {o.session_uid: i for i, members in enumerate(touching.groups(CAGE.objects(scene))) for o in members}
+    sets: dict[int, list[_Body]] = {}
+    live: list[list[_Body]] = []  # units stepped together: one body alone, or a set of touching bodies
     shown: list[tuple[bpy.types.Object, Any, frames.Slot, Any]] = []
     for obj, kind in bodies(scene):
         if kind.editing(obj):
@@ -115,25 +120,38 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
             continue
         if baked is not None:
             shown.append((obj, kind, slot, baked))
-        else:
-            live.append((obj, kind, slot, prepared, inputs))
+        body = _Body(obj, kind, slot, prepared, inputs, baked is None)
+        if kind is CAGE and obj.session_uid in grouped:
+            sets.setdefault(grouped[obj.session_uid], []).append(body)
+        elif body.live:
+            live.append([body])
+    for members in sets.values():  # a set steps when a member needs a live frame (its bake is shown)
+        if len(members) > 1 and any(b.live for b in members):
+            live.append(sorted(members, key=lambda b: b.obj.name_full))  # in ``touching.groups``' order
+        else:  # a partner could not be read this frame: the others step alone
+            live += [[b] for b in members if b.live]
     targets = _sample(scene, live, frame, between, sample)
-    for obj, kind, slot, prepared, inputs in live:
-        target = targets.get(obj.session_uid)
-        if target is None or slot.prepared is None:
+    for i, unit in enumerate(live):
+        target = targets.get(i)
+        if target is None or any(b.slot.prepared is None for b in unit):
             continue
         try:
-            state = frames.state(kind, slot, obj, scene, prepared, target)
-            if target == frame:
-                result = kind.shown(obj, scene, prepared, state, _recorded(slot, scene, frame, inputs) if between
-                                    else inputs)
-            else:  # a subframe: frame F blended with F + 1
-                first = frames.state(kind, slot, obj, scene, prepared, frame)
-                result = kind.blend(kind.shown(obj, scene, prepared, first, _recorded(slot, scene, frame, inputs)),
-                                    kind.shown(obj, scene, prepared, state, _recorded(slot, scene, target, inputs)), t)
-            shown.append((obj, kind, slot, result))
+            states = _states(scene, unit, target)
+            firsts = _states(scene, unit, frame) if target != frame else states
+            for b, state, first in zip(unit, states, firsts):
+                if not b.live:
+                    continue
+                if target == frame:
+                    result = b.kind.shown(b.obj, scene, b.prepared, state,
+                                          _recorded(b.slot, scene, frame, b.inputs) if between else b.inputs)
+                else:  # a subframe: frame F blended with F + 1
+                    result = b.kind.blend(
+                        b.kind.shown(b.obj, scene, b.prepared, first, _recorded(b.slot, scene, frame, b.inputs)),
+                        b.kind.shown(b.obj, scene, b.prepared, state, _recorded(b.slot, scene, target, b.inputs)), t)
+                shown.append((b.obj, b.kind, b.slot, result))
         except Exception as exc:  # noqa: BLE001 -- kind.errors, or a fault (_fail)
-            _fail(obj, kind, exc)
+            for b in unit:
+                _fail(b.obj, b.kind, exc)
     for obj, kind, slot, result in shown:
         try:
             kind.write(obj, slot.prepared, result, depsgraph)
@@ -145,33 +163,70 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
             redraw.sidebars()
 
 
-def _sample(scene: bpy.types.Scene, live: list, frame: int, between: bool, sample: bool) -> dict[int, int]:
-    """Read the inputs of the frames the live bodies need, in one visit of each frame; returns the
-    frame each body's state is taken at (by session uid): F, or F + 1 at a subframe; bodies left out
-    could not be read (they warn) or wait (``sample=False``)."""
+@dataclass(frozen=True)
+class _Body:
+    """One body in one pass of ``update``: ``live`` when this frame is simulated for it (else its
+    bake is shown, and it steps only as a member of a set that has a live member)."""
+
+    obj: bpy.types.Object
+    kind: Any
+    slot: frames.Slot
+    prepared: Any
+    inputs: Any
+    live: bool
+
+
+def _members(unit: list[_Body]) -> list[touching.Member]:
+    return [touching.Member(b.obj, b.slot, b.prepared) for b in unit]
+
+
+def _plan(scene: bpy.types.Scene, unit: list[_Body], frame: int) -> list[list[int]]:
+    """Per body of ``unit``, the frames to sample before it can be stepped to ``frame``."""
+    if len(unit) == 1:
+        b = unit[0]
+        return [frames.plan(b.kind, b.slot, b.obj, scene, b.prepared, frame)]
+    return touching.plan(CAGE, _members(unit), scene, frame)
+
+
+def _states(scene: bpy.types.Scene, unit: list[_Body], frame: int) -> list[Any]:
+    """The state at ``frame`` of each body of ``unit`` (alone: ``frames.state``; a set: its members')."""
+    if len(unit) == 1:
+        b = unit[0]
+        return [frames.state(b.kind, b.slot, b.obj, scene, b.prepared, frame)]
+    return list(touching.state(CAGE, _members(unit), scene, frame).states)
+
+
+def _sample(scene: bpy.types.Scene, live: list[list[_Body]], frame: int, between: bool,
+            sample: bool) -> dict[int, int]:
+    """Read the inputs of the frames the live units (a body alone, or a set) need, in one visit of
+    each frame; returns the frame each unit's state is taken at (by its index in ``live``): F, or
+    F + 1 at a subframe; units left out could not be read (they warn) or wait (``sample=False``)."""
     wanted, targets = [], {}
-    for obj, kind, slot, prepared, _ in live:
+    for i, unit in enumerate(live):
         target = frame + 1 if between else frame
         try:
-            missing = frames.plan(kind, slot, obj, scene, prepared, target)
+            missing = _plan(scene, unit, target)
         except Exception as exc:  # noqa: BLE001 -- kind.errors, or a fault (_fail)
-            _fail(obj, kind, exc)
+            for b in unit:
+                _fail(b.obj, b.kind, exc)
             continue
-        if missing and not sample:
+        if any(missing) and not sample:
             continue
-        wanted.append((kind, slot, obj, prepared, missing))
-        targets[obj.session_uid] = target
+        wanted.append((i, unit, missing))
+        targets[i] = target
     try:
-        frames.sample(scene, wanted)
-    except scene_inputs.InputsUnavailable:  # during a UI render: each body that needed frames says so
-        for kind, slot, obj, prepared, missing in wanted:
-            if not missing:
+        frames.sample(scene, [(b.kind, b.slot, b.obj, b.prepared, fs) for _, unit, missing in wanted
+                              for b, fs in zip(unit, missing)])
+    except scene_inputs.InputsUnavailable:  # during a UI render: each unit that needed frames says so
+        for i, unit, missing in wanted:
+            if not any(missing):
                 continue
-            targets.pop(obj.session_uid)
-            if between and not frames.plan(kind, slot, obj, scene, prepared, frame):
-                targets[obj.session_uid] = frame  # F + 1 cannot be read now: frame F, unblended
+            targets.pop(i)
+            if between and not any(_plan(scene, unit, frame)):
+                targets[i] = frame  # F + 1 cannot be read now: frame F, unblended
             else:
-                _fail(obj, kind, scene_inputs.InputsUnavailable(frames.unplayed_message(obj)))
+                for b in unit:
+                    _fail(b.obj, b.kind, scene_inputs.InputsUnavailable(frames.unplayed_message(b.obj)))
     return targets
 
 

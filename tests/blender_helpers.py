@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from conftest import MESHES
@@ -77,9 +79,56 @@ COARSE_RESOLUTION = 4
 def ball(bpy, name: str = "Ball", x: float = 0.0):
     """A bound ico sphere 1 m above the ground (ground on, coarse cage)."""
     bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5, location=(x, 0.0, 1.0))
+    return _bound(bpy, name)
+
+
+def cube(bpy, name: str = "Cube", x: float = 0.0):
+    """A bound 0.6 m cube whose bottom is 0.4 m above the ground (ground on, coarse cage)."""
+    bpy.ops.mesh.primitive_cube_add(size=0.6, location=(x, 0.0, 0.7))
+    return _bound(bpy, name)
+
+
+def _bound(bpy, name: str):
+    """The active object named ``name``, with a coarse cage built, ground on."""
     obj = bpy.context.active_object
     obj.name = name
     obj.tetrig.resolution = COARSE_RESOLUTION
     obj.tetrig.use_ground = True
     assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
     return obj
+
+
+class _Layout:
+    """Records what a panel draws: the properties, operators and labels, in order."""
+
+    def __init__(self, shown: list) -> None:
+        self.shown = shown
+
+    def __getattr__(self, name):  # row, column, box, split: a sub-layout drawing into the same list
+        return lambda *args, **kwargs: _Layout(self.shown)
+
+    def prop(self, data, name, **kwargs):
+        self.shown.append(name)
+
+    def prop_search(self, data, name, *args, **kwargs):
+        self.shown.append(name)
+
+    def operator(self, idname, **kwargs):
+        self.shown.append(idname)
+        return SimpleNamespace()
+
+    def label(self, text="", icon="NONE"):
+        self.shown.append(text)
+
+
+def drawn_panel(panel_class, context) -> list:
+    """What ``panel_class.draw`` draws for ``context`` (a stand-in context), recorded by ``_Layout``:
+    property names, operator ids and label texts, in order."""
+    shown: list = []
+    panel = SimpleNamespace(layout=_Layout(shown))
+    for name in ("draw_settings", "draw_surface", "header_toggle"):
+        if hasattr(panel_class, name):
+            value = getattr(panel_class, name)
+            setattr(panel, name, value.__get__(panel) if callable(value) else value)
+    panel_class.draw(panel, context)
+    return shown

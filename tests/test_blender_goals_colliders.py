@@ -256,7 +256,8 @@ def test_soft_bodies_with_collision_modifiers_do_not_collide_with_each_other(sce
     # ... and the Collisions panel says so, of its own modifier and of the other body's
     own, other = scene_inputs.unused_collisions(scene, a)
     assert own.startswith("Its Collision modifier is for Blender's Cloth and Soft Body")
-    assert other == f"Collision on {b.name} not used: soft bodies pass through each other"
+    assert other == (f"Collision on {b.name} not used as a collider: soft bodies touch each other only "
+                     "through Soft Bodies")
     a.tetrig.use_colliders = False  # it reads no colliders: only its own modifier is worth a word
     assert scene_inputs.unused_collisions(scene, a) == [own]
     a.tetrig.use_colliders = True

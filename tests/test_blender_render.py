@@ -75,6 +75,8 @@ def test_animation_render_shows_every_frame_and_subframes_never_advance(bpy, add
     scene = bpy.context.scene
     baked = ball(bpy, "Baked", 1.2)
     live = ball(bpy, "Live", -1.2)
+    for obj in (baked, live):  # two bodies apart: one baked, one live (a set would be baked whole)
+        obj.tetrig.use_soft_bodies = False
     setup_render(bpy, scene, tmp_path, last_frame=6)
     bpy.context.view_layer.objects.active = baked
     assert bpy.ops.tetrig.bake() == {"FINISHED"}

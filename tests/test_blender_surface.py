@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from blender_helpers import attribute_snapshot, evaluated_positions, rest_positions, world
+from blender_helpers import attribute_snapshot, drawn_panel, evaluated_positions, rest_positions, world
 
 FPS = 24
 G = 9.81
@@ -274,40 +274,6 @@ def test_bake_plays_as_live_and_survives_save_and_reload(scene, tmp_path):
     assert bake.status(obj, bpy.context.scene).outdated
 
 
-class _Layout:
-    """Records what a panel draws: the properties, operators and labels, in order."""
-
-    def __init__(self, shown: list) -> None:
-        self.shown = shown
-
-    def __getattr__(self, name):  # row, column, box, split: a sub-layout drawing into the same list
-        return lambda *args, **kwargs: _Layout(self.shown)
-
-    def prop(self, data, name, **kwargs):
-        self.shown.append(name)
-
-    def prop_search(self, data, name, *args, **kwargs):
-        self.shown.append(name)
-
-    def operator(self, idname, **kwargs):
-        self.shown.append(idname)
-        return SimpleNamespace()
-
-    def label(self, text="", icon="NONE"):
-        self.shown.append(text)
-
-
-def _drawn(panel_class, context) -> list:
-    shown: list = []
-    panel = SimpleNamespace(layout=_Layout(shown))
-    for name in ("draw_settings", "draw_surface", "header_toggle"):
-        if hasattr(panel_class, name):
-            value = getattr(panel_class, name)
-            setattr(panel, name, value.__get__(panel) if callable(value) else value)
-    panel_class.draw(panel, context)
-    return shown
-
-
 def test_the_panel_shows_a_surface_body_s_material_plasticity_and_tearing(scene):
     """The N-panel of a Surface body: the body type, Set Up Again and what the surface is made of;
     the material (stretch, shear, bending, pressure, density) in Simulation; Plasticity and Tearing
@@ -320,23 +286,23 @@ def test_the_panel_shows_a_surface_body_s_material_plasticity_and_tearing(scene)
     obj = jelly(bpy, 0.0)
     context = SimpleNamespace(active_object=obj, region=SimpleNamespace(width=600),
                               preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=1.0)), scene=scene)
-    shown = _drawn(main.TETRIG_PT_main, context)
+    shown = drawn_panel(main.TETRIG_PT_main, context)
     assert shown[:2] == ["body_type", "tetrig.setup_surface"]
     assert "Surface: 482 vertices, 992 edges, 512 faces" in shown and "cage_method" not in shown
-    settings = _drawn(main.TETRIG_PT_simulation, context)
+    settings = drawn_panel(main.TETRIG_PT_simulation, context)
     assert settings[:5] == ["stretch", "shear", "bending", "pressure", "areal_density"]
     assert "youngs_modulus" not in settings and "pin_group" in settings
-    assert _drawn(main.TETRIG_PT_plasticity, context) == ["plastic_yield", "plastic_rate", "plastic_max_strain"]
-    assert _drawn(main.TETRIG_PT_tearing, context) == ["tear_threshold"]
+    assert drawn_panel(main.TETRIG_PT_plasticity, context) == ["plastic_yield", "plastic_rate", "plastic_max_strain"]
+    assert drawn_panel(main.TETRIG_PT_tearing, context) == ["tear_threshold"]
     assert main.TETRIG_PT_tearing.poll(context) and not main.TETRIG_PT_quality.poll(context)
     for cls in (main.TETRIG_PT_plasticity, main.TETRIG_PT_tearing):
         assert hasattr(bpy.types, cls.__name__) and cls.bl_parent_id == "TETRIG_PT_simulation"
 
     cage_body = ball(bpy)
     context.active_object = cage_body
-    shown = _drawn(main.TETRIG_PT_main, context)
+    shown = drawn_panel(main.TETRIG_PT_main, context)
     assert shown[:3] == ["body_type", "cage_method", "resolution"] and "tetrig.build_cage" in shown
-    assert "youngs_modulus" in _drawn(main.TETRIG_PT_simulation, context)
+    assert "youngs_modulus" in drawn_panel(main.TETRIG_PT_simulation, context)
     assert main.TETRIG_PT_plasticity.poll(context) and not main.TETRIG_PT_tearing.poll(context)
     assert main.TETRIG_PT_quality.poll(context)
 

@@ -29,7 +29,7 @@ def test_a_new_soft_body_takes_todays_defaults_and_keeps_them_through_save_and_r
     from tetrig.runtime.common.soft_body import sim_settings
 
     obj = ball(bpy)
-    assert obj.tetrig.settings_version == versioning.SETTINGS_VERSION == 1
+    assert obj.tetrig.settings_version == versioning.SETTINGS_VERSION == 2
     settings = sim_settings(obj, bpy.context.scene)
     assert (settings.global_iterations, settings.integrator) == (3, "BDF2")
     path = str(tmp_path / "today.blend")
@@ -38,6 +38,7 @@ def test_a_new_soft_body_takes_todays_defaults_and_keeps_them_through_save_and_r
     obj = bpy.data.objects["Ball"]
     assert (obj.tetrig.global_iterations, obj.tetrig.integrator) == (3, "BDF2")
     assert not obj.tetrig.is_property_set("global_iterations")  # still today's default, not written
+    assert obj.tetrig.use_soft_bodies and not obj.tetrig.is_property_set("use_soft_bodies")
 
 
 def test_a_soft_body_saved_before_the_change_keeps_the_old_defaults_it_never_set(bpy, tmp_path):
@@ -56,7 +57,7 @@ def test_a_soft_body_saved_before_the_change_keeps_the_old_defaults_it_never_set
     old, chosen = bpy.data.objects["Old"], bpy.data.objects["Chosen"]
     assert (old.tetrig.global_iterations, old.tetrig.integrator) == (0, "IMPLICIT_EULER")
     assert (chosen.tetrig.global_iterations, chosen.tetrig.integrator) == (2, "IMPLICIT_EULER")
-    assert old.tetrig.settings_version == chosen.tetrig.settings_version == 1
+    assert old.tetrig.settings_version == chosen.tetrig.settings_version == 2
     settings = sim_settings(old, bpy.context.scene)
     assert (settings.global_iterations, settings.integrator) == (0, "IMPLICIT_EULER")
     # saved again and reopened, it stays as it was (now written and stamped)
@@ -79,3 +80,28 @@ def test_a_soft_body_saved_before_the_change_keeps_the_old_defaults_it_never_set
     bpy.context.view_layer.update()
     assert (appended.tetrig.global_iterations, appended.tetrig.integrator) == (0, "IMPLICIT_EULER")
     assert (today.tetrig.global_iterations, today.tetrig.integrator) == (3, "BDF2")
+
+
+def test_soft_bodies_saved_before_they_could_touch_keep_passing_through_each_other(bpy, tmp_path):
+    """Settings version 2 (issue 21): Soft Bodies, on by default, is off for a soft body saved by a
+    TetRig of version 1, so an old file's bodies step alone as they did; its version-1 settings
+    (Global Iterations, BDF2) stay as they were; a body of today keeps Soft Bodies on."""
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime.cage import touching
+
+    old = ball(bpy, "Old")
+    other = ball(bpy, "Other", x=3.0)
+    for obj in (old, other):
+        obj.tetrig.settings_version = 1
+        obj.tetrig.property_unset("use_soft_bodies")
+    assert old.tetrig.use_soft_bodies  # what it would read: today's default
+    path = str(tmp_path / "version1.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    old, other = bpy.data.objects["Old"], bpy.data.objects["Other"]
+    assert not old.tetrig.use_soft_bodies and not other.tetrig.use_soft_bodies
+    assert old.tetrig.settings_version == 2
+    assert (old.tetrig.global_iterations, old.tetrig.integrator) == (3, "BDF2")
+    assert touching.groups(driver.CAGE.objects(bpy.context.scene)) == []
+    today = ball(bpy, "Today", x=-3.0)
+    assert today.tetrig.use_soft_bodies

@@ -19,12 +19,12 @@ from ...tetrig_addon.body import Control
 from ...tetrig_addon.cage import CageBody
 from ...tetrig_addon.fingerprint import fingerprint
 from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs
-from ..common.animation import frame_dt, rest_world_matrix
+from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
 from ..common.properties import ROLE_SOURCE, is_surface, object_settings
 from ..common.soft_body import (StaleBindingError, in_edit_mode, others_sharing, read_input, sim_settings,
                                 soft_bodies)
 from ..common.soft_kind import SoftBodyKind
-from . import cage_object, instances, model, quality_pass
+from . import cage_object, instances, model, quality_pass, touching
 from .model import Prepared
 
 
@@ -164,7 +164,12 @@ class CageKind(SoftBodyKind):
         Raises:
             TetRigInputError (a ValueError): a setting out of range.
         """
-        return fingerprint(model.motion_key(obj, scene, world, fresh))
+        own = model.motion_key(obj, scene, world, fresh)
+        objects = touching.partners(obj, touching.candidates(self, scene))
+        if not objects:  # alone: the fingerprint of before sets existed (its bakes stay current)
+            return fingerprint(own)
+        return fingerprint((own, touching.set_key(objects, scene, lambda o: own if o == obj else model.motion_key(
+            o, scene, recorded_rest_matrix(o), fresh))))
 
     @staticmethod
     def bake_rest(obj: bpy.types.Object) -> np.ndarray:
@@ -191,11 +196,24 @@ class CageKind(SoftBodyKind):
                    depsgraph: bpy.types.Depsgraph) -> tuple[np.ndarray, scene_inputs.FrameInputs, bool, None]:
         """(displacements float64 [Q, 3] object space, the frame's inputs, whether the body follows
         them, nothing more to store) of a frame to bake."""
-        slot, state, inputs = frames.state_at(KIND, obj, scene, frame, depsgraph)
+        slot, state, inputs = state_at(obj, scene, frame, depsgraph)
         return cls.shown(obj, scene, slot.prepared, state, inputs).displacements, inputs, slot.prepared.follows, None
 
 
 KIND = CageKind()
+
+
+def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+             depsgraph: bpy.types.Depsgraph) -> tuple[frames.Slot, solver.State, scene_inputs.FrameInputs]:
+    """(slot, state at ``frame``, that frame's inputs) of a cage soft body, stepped in its set of
+    touching bodies when it has one (``touching.state_at``), else alone (``frames.state_at``).
+
+    Raises:
+        StaleBindingError, ValueError, scene_inputs.InputsUnavailable: a broken body (or member), or
+        frames to sample during a render.
+    """
+    found = touching.state_at(KIND, obj, scene, frame, depsgraph)
+    return found if found is not None else frames.state_at(KIND, obj, scene, frame, depsgraph)
 
 
 def shown_input(obj: bpy.types.Object, prepared: Prepared, depsgraph: bpy.types.Depsgraph) -> np.ndarray | None:
@@ -277,5 +295,5 @@ def displacements_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
         StaleBindingError, ValueError, scene_inputs.InputsUnavailable: a broken body, or frames to
         sample during a render.
     """
-    slot, state, inputs = frames.state_at(KIND, obj, scene, frame, depsgraph)
+    slot, state, inputs = state_at(obj, scene, frame, depsgraph)
     return KIND.shown(obj, scene, slot.prepared, state, inputs).displacements

@@ -45,6 +45,9 @@ class Prepared:
     # bool [N]: pinned vertices and those of goal weight 1, which the quality pass leaves alone
     fixed: np.ndarray | None = None
     surface: quality_pass.SurfacePass | None = None  # the quality pass's plan, built at its first use
+    # int32 [T, 3] or None: the bound mesh's triangles as indices into its vertices (the model's
+    # contact points), counterclockwise seen from outside in world space; what touching bodies touch
+    triangles: np.ndarray | None = None
 
 
 def model_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, fresh: bool = False) -> tuple:
@@ -155,7 +158,20 @@ def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
                     blend=blend_matrix(indices, weights, rest_local.shape[0]), world=world,
                     world_to_local=np.linalg.inv(world[:3, :3]), unit_scale=unit_scale,
                     rest_local=rest_local, follows=follows_animation(obj) or posed, follow=follow,
-                    input_animated=posed and stack.input_animated(obj), fixed=fixed)
+                    input_animated=posed and stack.input_animated(obj), fixed=fixed,
+                    triangles=surface_triangles(binding_store.holder(obj), indices.shape[0], world))
+
+
+def surface_triangles(holder: bpy.types.Mesh, count: int, world: np.ndarray) -> np.ndarray | None:
+    """The faces of the mesh holding a binding as triangles (Blender's triangulation), int32 [T, 3]
+    indices into its ``count`` bound vertices, counterclockwise seen from outside in world space
+    (a mirrored world matrix [4, 4] turns them); ``None`` when it has no faces (a points object)."""
+    if len(holder.vertices) != count or not len(holder.polygons):
+        return None
+    tris = mesh_io.triangles(holder)
+    if np.linalg.det(world[:3, :3]) < 0.0:
+        tris = tris[:, ::-1]
+    return np.ascontiguousarray(tris, dtype=np.int32)
 
 
 def cage_plasticity(obj: bpy.types.Object, prepared: Prepared) -> PlasticSettings | None:

@@ -93,6 +93,9 @@ class Slot(Generic[P, I]):
     warning: str = ""  # the last warning, for the panel (``status``)
     inputs_changed: bool = False  # a baked frame was shown whose scene inputs changed since baking
     layout: Any = None  # how the model read the records (``BodyKind.input_layout``): others are dropped
+    # the frame cache of the set of touching bodies it steps in (``runtime/cage/touching``), which
+    # every member's slot holds; ``None`` while it steps alone
+    shared: FrameCache | None = None
 
 
 _slots: dict[int, Slot] = {}
@@ -127,6 +130,7 @@ def drop_model(obj: bpy.types.Object) -> None:
     if found is not None:
         found.prepared = None
         found.cache = None
+        found.shared = None
 
 
 def status(obj: bpy.types.Object) -> str:
@@ -247,6 +251,7 @@ def state(kind: BodyKind, slot_: Slot, obj: bpy.types.Object, scene: bpy.types.S
     Raises:
         scene_inputs.InputsUnavailable: a frame's inputs were never read.
     """
+    slot_.shared = None  # stepping alone: the set it stepped in is gone (its partners start theirs anew)
     motion = kind.motion_key(obj, scene, prepared)
     key = (*motion, slot_.version)  # flat: a bake's fingerprint digests the same parts but the version
     body = kind.body(prepared, motion)

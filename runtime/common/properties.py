@@ -308,6 +308,20 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Colliders", default=True,
         description="Collide with mesh objects that have Collision physics (their Thickness Outer, "
                     "Thickness Inner and Friction)")
+    # Bodies that touch (issue 21, ``runtime/cage/touching``): cage soft bodies of one scene with
+    # Soft Bodies on and the same Collision Collection are stepped together and collide
+    use_soft_bodies: BoolProperty(  # type: ignore[valid-type]
+        name="Soft Bodies", default=True,
+        description="Collide with the other TetRig soft bodies of the scene that have Soft Bodies on and "
+                    "the same Collision Collection (they are simulated together)")
+    soft_body_distance: FloatProperty(  # type: ignore[valid-type]
+        name="Distance", default=0.01, min=0.0, soft_max=0.1, subtype="DISTANCE", unit="LENGTH",
+        precision=3, description="How far apart touching soft bodies' surfaces rest; bodies simulated "
+                                 "together use the largest Distance among them")
+    soft_body_collection: PointerProperty(  # type: ignore[valid-type]
+        type=bpy.types.Collection, name="Collision Collection",
+        description="Only soft bodies in this collection that have this same Collision Collection touch "
+                    "this body; empty: every soft body of the scene without one")
     max_speed: FloatProperty(  # type: ignore[valid-type]
         name="Max Speed", default=100.0, min=1e-3, soft_max=1000.0,
         unit="VELOCITY", description="Speed limit of every control point [m/s]")

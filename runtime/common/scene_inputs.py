@@ -95,7 +95,8 @@ def has_collision(o: bpy.types.Object) -> bool:
 def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy.types.Object]:
     """Mesh objects of the scene with Collision physics turned on, other than TetRig soft bodies
     and cages: a soft body's shape at a frame depends on its own simulation, which reading another
-    frame's inputs does not run, so soft bodies do not collide with each other."""
+    frame's inputs does not run, so soft bodies are never colliders; they touch each other by being
+    stepped together (``runtime/cage/touching``, their Soft Bodies setting)."""
     if not object_settings(obj).use_colliders:
         return []
     return [o for o in scene.objects
@@ -105,18 +106,19 @@ def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy
 def unused_collisions(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[str]:
     """What the Collisions panel of ``obj`` says of the Collision modifiers TetRig does not use:
     one line for ``obj``'s own, one naming the other soft bodies that have one (``collision_objects``
-    leaves them out: soft bodies do not collide with each other yet, issue 21). A Collision
-    modifier is never ignored without a word."""
+    leaves them out: soft bodies touch each other only through their Soft Bodies setting, stepped
+    together, issue 21). A Collision modifier is never ignored without a word."""
     lines = []
     if has_collision(obj):
-        lines.append("Its Collision modifier is for Blender's Cloth and Soft Body; TetRig bodies do not "
-                     "collide with each other yet")
+        lines.append("Its Collision modifier is for Blender's Cloth and Soft Body; TetRig soft bodies touch "
+                     "each other through Soft Bodies instead")
     others = sorted(o.name for o in scene.objects
                     if o is not obj and o.type == "MESH" and object_settings(o).role == ROLE_SOURCE
                     and has_collision(o))
     if others and object_settings(obj).use_colliders:
         names = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        lines.append(f"Collision on {names} not used: soft bodies pass through each other")
+        lines.append(f"Collision on {names} not used as a collider: soft bodies touch each other only "
+                     "through Soft Bodies")
     return lines
 
 

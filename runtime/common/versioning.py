@@ -19,11 +19,14 @@ from .properties import ROLE_SOURCE, object_settings
 
 # The version new soft bodies are made with, and what each version changed: the properties whose
 # default changed, with the value they had before (which a soft body of an older version keeps).
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2
 _OLD_DEFAULTS: dict[int, dict[str, object]] = {
     # Global Iterations 3 and BDF2 (issue 24: stiff bodies bend at their true speed), from 0 and
     # implicit Euler
     1: {"global_iterations": 0, "integrator": "IMPLICIT_EULER"},
+    # Soft Bodies (issue 21: soft bodies touch each other), new and on: bodies of older files passed
+    # through each other, and keep doing so
+    2: {"use_soft_bodies": False},
 }
 
 

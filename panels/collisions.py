@@ -1,0 +1,62 @@
+"""The Collisions subpanel of Simulation (closed by default): the ground, the collision objects
+and the speed limit; and its Soft Bodies subpanel (cage bodies): whether the body touches the other
+TetRig soft bodies of its scene (``runtime/cage/touching``), how far apart they rest, which
+Collision Collection limits them, and which bodies it is simulated with. A Collision modifier
+TetRig does not use is named with what happens instead (``scene_inputs.unused_collisions``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bpy
+
+from ..runtime import scene as driver
+from ..runtime.cage import touching
+from ..runtime.common import scene_inputs
+from ..runtime.common.properties import ROLE_SOURCE, object_settings
+from .main import SoftBodySubpanel, _target, _toggled, wrapped_label
+
+
+class TETRIG_PT_collisions(SoftBodySubpanel):
+    bl_label = "Collisions"
+    bl_parent_id = "TETRIG_PT_simulation"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        _toggled(col, s, "use_ground", "ground_height", "ground_friction", "ground_static_friction")
+        col.prop(s, "use_colliders")
+        col.prop(s, "max_speed")
+        scene = bpy.context.scene
+        for line in scene_inputs.unused_collisions(scene, obj) if scene is not None else ():
+            wrapped_label(col, bpy.context, line, "INFO")
+
+
+class TETRIG_PT_soft_body_collisions(SoftBodySubpanel):
+    bl_label = "Soft Bodies"
+    bl_parent_id = "TETRIG_PT_collisions"
+    header_toggle = "use_soft_bodies"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:  # cage bodies touch each other (issue 21)
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE and not object_settings(obj).surface_bound
+
+    def draw(self, context: bpy.types.Context) -> None:
+        """Distance and Collision Collection, then which bodies this one is simulated with."""
+        SoftBodySubpanel.draw(self, context)
+        obj = _target(context)
+        if obj is None or self.layout is None or context.scene is None or not object_settings(obj).use_soft_bodies:
+            return
+        names = [o.name for o in touching.partners(obj, touching.candidates(driver.CAGE, context.scene)) if o != obj]
+        if names:
+            text = "Simulated together with " + ", ".join(names[:3]) + (
+                f" and {len(names) - 3} more" if len(names) > 3 else "")
+        elif touching.group_key(obj) is None:
+            text = "Not in its Collision Collection: it touches no soft body"
+        else:
+            text = "No other soft body with Soft Bodies on and this Collision Collection: it steps alone"
+        wrapped_label(self.layout, context, text, "INFO")
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        col.prop(s, "soft_body_distance")
+        col.prop(s, "soft_body_collection")

@@ -1,0 +1,202 @@
+"""Cage soft bodies that touch each other (issue 21): the sets the scene driver steps as one body.
+
+**Sets.** Cage soft bodies of one scene with *Soft Bodies* on (``use_soft_bodies``) and the same
+*Collision Collection* (``soft_body_collection``: none, or one they are all in) form one set
+(``groups``): they are stepped together as one ``tetrig_addon.touching.TouchingBodies``, members
+ordered by object name, and so collide. The relation is an equivalence (same switch, same
+collection), so a set never makes two bodies touch that one of them excludes. A body whose group
+has no other member steps alone, exactly as before sets existed (``frames.state``), and so does
+every body with Soft Bodies off. Bodies of different scenes never share a set: the driver groups
+one scene's bodies at a time.
+
+**Frames.** A set has one frame cache (``timeline.FrameCache`` of ``TouchingState``), held by the
+slot of every member (``frames.Slot.shared``), keyed by every member's cache key (its motion key and
+records version, in member order) and the contact settings (``contact``): any change to any member
+starts the set over from the start frame, so a jump, playback, scrubbing back and a bake give the
+same numbers. Each member's inputs stay its own (``frames.read_current``, ``plan``, ``sample``).
+
+**Bakes.** A set is baked whole: baking one member bakes its partners too (``runtime/bake``), each
+member's frames read from the set's cache, and each member's fingerprint includes its partners'
+(``set_key``), so changing a partner outdates the bakes of the set. A member with this frame
+baked shows its bake; the set steps live (every member, baked ones included) whenever one member
+needs a live frame, so an unbaked member moves as it did when the set was baked.
+
+This module takes the cage ``frames.BodyKind`` as an argument (``runtime/cage/kind`` imports it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import bpy
+
+from ...tetrig_addon.cage import CageBody
+from ...tetrig_addon.solver.pairs import ContactSettings
+from ...tetrig_addon.timeline import FrameCache
+from ...tetrig_addon.touching import TouchingBodies, TouchingState
+from ..common import frames
+from ..common.properties import object_settings
+
+
+@dataclass(frozen=True)
+class Member:
+    """One body of a set in one pass of the driver: its object, slot and prepared model
+    (``model.Prepared``)."""
+
+    obj: bpy.types.Object
+    slot: frames.Slot
+    prepared: Any
+
+
+def group_key(obj: bpy.types.Object) -> tuple | None:
+    """Which set ``obj`` may join: ``("scene",)`` without a Collision Collection, ``("collection",
+    name)`` with one it is in; ``None`` when it touches no soft body (Soft Bodies off, or not in its
+    own Collision Collection: none of the bodies that collection allows has it)."""
+    s = object_settings(obj)
+    if not s.use_soft_bodies:
+        return None
+    collection = s.soft_body_collection
+    if collection is None:
+        return ("scene",)
+    if collection.all_objects.get(obj.name) != obj:
+        return None
+    return ("collection", collection.name_full)
+
+
+def groups(objects: Sequence[bpy.types.Object]) -> list[list[bpy.types.Object]]:
+    """The sets among the cage soft bodies ``objects`` of one scene: those of one ``group_key``, two
+    or more, each ordered by object name (the members' order in ``TouchingBodies``)."""
+    found: dict[tuple, list[bpy.types.Object]] = {}
+    for obj in objects:
+        key = group_key(obj)
+        if key is not None:
+            found.setdefault(key, []).append(obj)
+    return [sorted(members, key=lambda o: o.name_full) for members in found.values() if len(members) > 1]
+
+
+def partners(obj: bpy.types.Object, objects: Sequence[bpy.types.Object]) -> list[bpy.types.Object]:
+    """The set of ``obj`` among ``objects`` (itself included, in member order), or [] when it steps
+    alone."""
+    return next((members for members in groups(objects) if obj in members), [])
+
+
+def contact(objects: Sequence[bpy.types.Object], scene: bpy.types.Scene) -> ContactSettings:
+    """How a set's bodies touch: the largest Distance among them (× the scene's unit scale, [m]);
+    Coulomb friction between bodies is the engine's default (``ContactSettings``)."""
+    distance = max(object_settings(o).soft_body_distance for o in objects)
+    return ContactSettings(thickness=distance * scene.unit_settings.scale_length)
+
+
+def set_key(objects: Sequence[bpy.types.Object], scene: bpy.types.Scene, motion_key: Any) -> tuple:
+    """What a bake of one member depends on beyond its own motion key: the contact settings and
+    every member's motion key (``motion_key(obj)``), in member order."""
+    return ("touching", contact(objects, scene), tuple(motion_key(o) for o in objects))
+
+
+def candidates(kind: Any, scene: bpy.types.Scene) -> list[bpy.types.Object]:
+    """The cage soft bodies of ``scene`` that can be members now (not in Edit Mode: the driver
+    leaves those as they are)."""
+    return [o for o in kind.objects(scene) if not kind.editing(o)]
+
+
+def with_partners(kind: Any, scene: bpy.types.Scene, objects: Sequence[bpy.types.Object]) -> list[bpy.types.Object]:
+    """``objects`` followed by the partners of each (``partners``) not among them: what a bake of
+    ``objects`` bakes, so that a set is baked whole."""
+    result = list(objects)
+    found = candidates(kind, scene)
+    for obj in objects:
+        result += [o for o in partners(obj, found) if o not in result]
+    return result
+
+
+def _key(kind: Any, members: Sequence[Member], scene: bpy.types.Scene) -> tuple:
+    """The set's frame cache key: every member's (motion key, records version), and the contact."""
+    return (tuple((*kind.motion_key(m.obj, scene, m.prepared), m.slot.version) for m in members),
+            contact([m.obj for m in members], scene))
+
+
+def _cache(kind: Any, members: Sequence[Member], scene: bpy.types.Scene) -> FrameCache | None:
+    """The set's frame cache if every member's slot holds it and its key holds, else ``None``."""
+    shared = members[0].slot.shared
+    if shared is None or any(m.slot.shared is not shared for m in members):
+        return None
+    return shared if shared.key == _key(kind, members, scene) else None
+
+
+def plan(kind: Any, members: Sequence[Member], scene: bpy.types.Scene, frame: int) -> list[list[int]]:
+    """Per member, the frames whose inputs must be sampled before the set can be stepped to
+    ``frame`` (as ``frames.plan``, from the set's nearest cached frame)."""
+    frame = max(frame, scene.frame_start)
+    cache = _cache(kind, members, scene)
+    base = scene.frame_start if cache is None else max(f for f in cache.cached_frames() if f <= frame)
+    wanted = []
+    for m in members:
+        missing = [f for f in range(base, frame + 1) if f not in m.slot.records]
+        animated = missing and kind.inputs_animated(m.obj, scene, m.prepared)
+        wanted.append(missing if animated else [])
+    return wanted
+
+
+def state(kind: Any, members: Sequence[Member], scene: bpy.types.Scene, frame: int) -> TouchingState:
+    """The set's state at ``frame`` from its frame cache (a new one, from the start frame's rest,
+    when any member's key or the contact changed), stepping with each member's recorded inputs
+    (``plan`` and ``frames.sample`` first). A step that goes non-finite freezes the set there and
+    every member warns once.
+
+    Raises:
+        scene_inputs.InputsUnavailable: a member's frame inputs were never read.
+    """
+    motions = [kind.motion_key(m.obj, scene, m.prepared) for m in members]
+    bodies = []
+    for m, motion in zip(members, motions):
+        body = kind.body(m.prepared, motion)
+        assert isinstance(body, CageBody)
+        bodies.append(dataclasses.replace(body, triangles=m.prepared.triangles))
+    together = TouchingBodies(tuple(bodies), contact([m.obj for m in members], scene))
+
+    def controls(f: int) -> list[Any]:
+        return [kind.control(m.prepared, motion, frames.inputs(kind, m.slot, m.obj, scene, m.prepared, f),
+                             frames.inputs(kind, m.slot, m.obj, scene, m.prepared, f + 1))
+                for m, motion in zip(members, motions)]
+
+    cache = _cache(kind, members, scene)
+    if cache is None:
+        starts = [frames.inputs(kind, m.slot, m.obj, scene, m.prepared, scene.frame_start) for m in members]
+        rest = together.rest_state([kind.control(m.prepared, motion, start, start)
+                                    for m, motion, start in zip(members, motions, starts)])
+        cache = FrameCache(scene.frame_start, rest, _key(kind, members, scene))
+        for m in members:
+            m.slot.shared = cache
+    result = cache.state_at(frame, lambda state_, f: together.step(state_, controls(f)))
+    if cache.first_bad_frame is not None:
+        for m in members:
+            if not m.slot.warning:
+                frames.warn(m.obj, kind.name, kind.unstable(m.obj, cache.first_bad_frame))
+    return result
+
+
+def state_at(kind: Any, obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+             depsgraph: bpy.types.Depsgraph) -> tuple[frames.Slot, Any, Any] | None:
+    """(slot, state at ``frame``, that frame's inputs) of ``obj`` stepped in its set, for bakes and
+    exports (as ``frames.state_at``); ``None`` when it steps alone.
+
+    Raises:
+        kind.errors: a broken member; scene_inputs.InputsUnavailable: frames to sample during a render.
+    """
+    objects = partners(obj, candidates(kind, scene))
+    if not objects:
+        return None
+    members = []
+    for o in objects:
+        slot = frames.slot(o, kind.name)
+        prepared = frames.prepare(kind, slot, o, scene, depsgraph)
+        frames.read_current(kind, slot, o, prepared, scene, depsgraph)
+        members.append(Member(o, slot, prepared))
+    frames.sample(scene, [(kind, m.slot, m.obj, m.prepared, missing)
+                          for m, missing in zip(members, plan(kind, members, scene, frame))])
+    found = state(kind, members, scene, frame)
+    mine = members[objects.index(obj)]
+    return (mine.slot, found.states[objects.index(obj)],
+            frames.inputs(kind, mine.slot, obj, scene, mine.prepared, max(frame, scene.frame_start)))
