@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from types import ModuleType
 from typing import Sequence
 
@@ -129,21 +130,37 @@ class PairRows:
     depths: np.ndarray
     allowances: np.ndarray
 
-    def rows(self, own_points: np.ndarray, other_points: np.ndarray, contact: ContactSettings,
-             elapsed: float) -> contacts.Rows:
+    @cached_property
+    def corner_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the other body's contact points at the corners, int64 [u], each corner's among them,
+        int64 [3r]): neighbouring rows share corners, so each substep blends each once."""
+        unique, inverse = np.unique(self.corners.ravel(), return_inverse=True)
+        return unique, inverse.ravel()
+
+    def rows(self, own: Model, own_positions: np.ndarray, other: Model, other_positions: np.ndarray,
+             contact: ContactSettings, elapsed: float) -> contacts.Rows:
         """The candidates as ``contacts.Rows``, for a substep that ends ``elapsed`` [s] into the
-        frame, with their planes where this body's and the other's contact points are at its start
-        (``own_points``, ``other_points``, float64 [P, 3] [m]): on the other's surface, moved out by
-        the contact distance, and by half of the way there for a vertex that starts the substep
-        inside it (module docstring)."""
-        corner = other_points[self.corners]  # [r, 3 corners, 3]
-        closest = np.einsum("rc,rck->rk", self.barycentric, corner)
+        frame, with their planes where this body (``own``, its control points at ``own_positions``)
+        and the other (``other``, at ``other_positions``, float64 [Q, 3] [m]) are at its start: on
+        the other's surface, moved out by the contact distance, and by half of the way there for a
+        vertex that starts the substep inside it (module docstring)."""
+        unique, inverse = self.corner_points
+        corner = _contact_points(other, other_positions, unique)[inverse].reshape(-1, 3, 3)
+        closest = (self.barycentric[:, 0, None] * corner[:, 0] + self.barycentric[:, 1, None] * corner[:, 1]
+                   + self.barycentric[:, 2, None] * corner[:, 2])
         offset = contact.thickness - np.maximum(self.allowances - SEPARATION_SPEED * elapsed, 0.0)
-        height = np.einsum("rk,rk->r", own_points[self.contacts] - closest, self.normals)
+        height = np.einsum("rk,rk->r", _contact_points(own, own_positions, self.contacts) - closest, self.normals)
         offset = np.minimum(offset, 0.5 * (offset + height))
         count = self.contacts.shape[0]
         return (self.contacts, self.normals, closest + offset[:, None] * self.normals, self.depths,
                 np.full(count, contact.static_friction), np.full(count, contact.kinetic_friction))
+
+
+def _contact_points(model: Model, positions: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """p = Σₖ wₖ xₖ of the contact points ``which`` (int [r]) of ``model``: float64 [r, 3] [m]."""
+    idx, w = model.contact_indices[which], model.contact_weights[which]
+    return (w[:, 0, None] * positions[idx[:, 0]] + w[:, 1, None] * positions[idx[:, 1]]
+            + w[:, 2, None] * positions[idx[:, 2]] + w[:, 3, None] * positions[idx[:, 3]])
 
 
 def step_members(members: Sequence[Member], contact: ContactSettings = ContactSettings(),
@@ -177,21 +194,28 @@ def frame_pairs(members: Sequence[Member], contact: ContactSettings,
     (``compiled``: ``pairs_kernel``, the same search compiled, or ``None``)."""
     points = [contacts.contact_points(m.model, m.state.positions) for m in members]
     margins = [contacts.contact_margins(m.model, m.state, m.settings, m.frame_dt) for m in members]
-    reach = [float(margin.max(initial=0.0)) + contact.thickness for margin in margins]
-    boxes = [(p.min(axis=0) - r, p.max(axis=0) + r) if p.shape[0] else None for p, r in zip(points, reach)]
+    # how far a surface can come towards a vertex in the frame: its own speed (the vertex's margin
+    # holds the fall and its own travel), and the contact distance
+    travel = [contacts.CONTACT_MARGIN_FACTOR * m.frame_dt * float(np.sqrt(np.einsum(
+        "ij,ij->i", m.state.velocities, m.state.velocities).max(initial=0.0))) + contact.thickness for m in members]
+    boxes = [(p.min(axis=0) - r, p.max(axis=0) + r) if p.shape[0] else None
+             for p, r in zip(points, [float(margin.max(initial=0.0)) for margin in margins])]
     found: list[list[PairRows]] = [[] for _ in members]
     for b, other in enumerate(members):
-        if other.triangles is None or boxes[b] is None:
+        if other.triangles is None or points[b].shape[0] == 0:
             continue
         facts = _surface_facts(other.triangles, points[b])
         surface = None
+        box_b = (points[b].min(axis=0) - travel[b], points[b].max(axis=0) + travel[b])
         for a in range(len(members)):
-            box_a, box_b = boxes[a], boxes[b]
-            if a == b or box_a is None or box_b is None or not _overlap(box_a, box_b):
+            box_a = boxes[a]
+            if a == b or box_a is None or not _overlap(box_a, box_b):
                 continue
             if surface is None:
                 surface = nearby.surface(points[b], facts.triangles, facts.rings)
-            rows = _pair_rows(surface, b, points[a], margins[a] + reach[b], box_b, contact, facts.closed, compiled)
+            reach = margins[a] + travel[b]
+            grown = (box_b[0] - float(margins[a].max()), box_b[1] + float(margins[a].max()))
+            rows = _pair_rows(surface, b, points[a], reach, grown, contact, facts.closed, compiled)
             if rows is not None:
                 found[a].append(rows)
     return found
@@ -311,11 +335,11 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
     current = [p[3] for p in prepared]
     plans: list[contacts.ContactPlan] = []
     for s in range(substeps):
-        points = [contacts.contact_points(model, state.positions) for (model, *_), state in zip(prepared, current)]
         plans = []
         for index, ((model, settings, compiled, _, base), m, pair_rows) in enumerate(zip(prepared, members, found)):
             elapsed = m.frame_dt * (s + 1) / substeps  # the plane where the substep ends
-            rows = [*base, *(rows.rows(points[index], points[rows.other], contact, elapsed) for rows in pair_rows)]
+            rows = [*base, *(rows.rows(model, current[index].positions, prepared[rows.other][0],
+                                       current[rows.other].positions, contact, elapsed) for rows in pair_rows)]
             plans.append(contacts.assemble(model, rows, m.frame_dt / substeps, compiled))
         current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, None, substep=s)
                    for (model, settings, compiled, *_), m, state, plan in zip(prepared, members, current, plans)]
