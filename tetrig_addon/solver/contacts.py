@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Sequence
+from typing import Sequence, TypeAlias
 
 import numpy as np
 from numpy import maximum, sqrt  # elementwise: the kernel swaps them for math's scalar ones (``kernel._scalar``)
@@ -181,7 +181,7 @@ def plan(model: Model, state: State, settings: SimSettings, colliders: Sequence[
 # One group of candidates (``candidate_rows``): (contact int64 [r] (rows of the model's contacts),
 # normals float64 [r, 3], surfaces float64 [r, 3] [m], depths float64 [r] [m], μ_s float64 [r],
 # μ_k float64 [r]), as ``ContactPlan`` names them.
-Rows = tuple
+Rows: TypeAlias = tuple
 
 
 def candidate_rows(model: Model, state: State, settings: SimSettings, colliders: Sequence[collision.Collider],

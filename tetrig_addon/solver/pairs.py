@@ -46,6 +46,7 @@ from ..colliders import nearby
 from ..lazy_kernel import KernelUnavailable, LazyKernel
 from ..errors import TetRigInputError
 from . import backend, contacts, loop
+from .contacts import Rows
 from .model import Model, State
 from .plasticity import PlasticSettings
 from .settings import SimSettings
@@ -138,7 +139,7 @@ class PairRows:
         return unique, inverse.ravel()
 
     def rows(self, own: Model, own_positions: np.ndarray, other: Model, other_positions: np.ndarray,
-             contact: ContactSettings, elapsed: float) -> contacts.Rows:
+             contact: ContactSettings, elapsed: float) -> Rows:
         """The candidates as ``contacts.Rows``, for a substep that ends ``elapsed`` [s] into the
         frame, with their planes where this body (``own``, its control points at ``own_positions``)
         and the other (``other``, at ``other_positions``, float64 [Q, 3] [m]) are at its start: on
