@@ -138,23 +138,38 @@ class PairRows:
         unique, inverse = np.unique(self.corners.ravel(), return_inverse=True)
         return unique, inverse.ravel()
 
-    def rows(self, own: Model, own_positions: np.ndarray, other: Model, other_positions: np.ndarray,
-             contact: ContactSettings, elapsed: float) -> Rows:
-        """The candidates as ``contacts.Rows``, for a substep that ends ``elapsed`` [s] into the
-        frame, with their planes where this body (``own``, its control points at ``own_positions``)
-        and the other (``other``, at ``other_positions``, float64 [Q, 3] [m]) are at its start: on
-        the other's surface, moved out by the contact distance, and by half of the way there for a
-        vertex that starts the substep inside it (module docstring)."""
+    def rows(self, contact: ContactSettings) -> Rows:
+        """The candidates as ``contacts.Rows`` for the frame's ``contacts.assemble``, their planes
+        not set yet (zeros): every substep sets them (``planes``), the rest stays."""
+        count = self.contacts.shape[0]
+        return (self.contacts, self.normals, np.zeros((count, 3)), self.depths,
+                np.full(count, contact.static_friction), np.full(count, contact.kinetic_friction))
+
+    def planes(self, own: Model, own_positions: np.ndarray, other: Model, other_positions: np.ndarray,
+               contact: ContactSettings, elapsed: float, compiled: ModuleType | None = None) -> np.ndarray:
+        """The candidates' planes (``ContactPlan.surfaces``, float64 [r, 3] [m]) for a substep that
+        ends ``elapsed`` [s] into the frame, where this body (``own``, its control points at
+        ``own_positions``) and the other (``other``, at ``other_positions``, float64 [Q, 3] [m]) are
+        at its start: on the other's surface, moved out by the contact distance, and by half of the
+        way there for a vertex that starts the substep inside it (module docstring). ``compiled``:
+        ``pairs_kernel``, the same numbers in one loop."""
+        receding = np.maximum(self.allowances - SEPARATION_SPEED * elapsed, 0.0)
+        if compiled is not None:
+            return compiled.pair_planes(own.contact_indices, own.contact_weights, own_positions, self.contacts,
+                                        other.contact_indices, other.contact_weights, other_positions,
+                                        self.corners, self.barycentric, self.normals, receding,
+                                        contact.thickness)
         unique, inverse = self.corner_points
         corner = _contact_points(other, other_positions, unique)[inverse].reshape(-1, 3, 3)
         closest = (self.barycentric[:, 0, None] * corner[:, 0] + self.barycentric[:, 1, None] * corner[:, 1]
                    + self.barycentric[:, 2, None] * corner[:, 2])
-        offset = contact.thickness - np.maximum(self.allowances - SEPARATION_SPEED * elapsed, 0.0)
-        height = np.einsum("rk,rk->r", _contact_points(own, own_positions, self.contacts) - closest, self.normals)
+        offset = contact.thickness - receding
+        own_points = _contact_points(own, own_positions, self.contacts)
+        height = ((own_points[:, 0] - closest[:, 0]) * self.normals[:, 0]
+                  + (own_points[:, 1] - closest[:, 1]) * self.normals[:, 1]
+                  + (own_points[:, 2] - closest[:, 2]) * self.normals[:, 2])
         offset = np.minimum(offset, 0.5 * (offset + height))
-        count = self.contacts.shape[0]
-        return (self.contacts, self.normals, closest + offset[:, None] * self.normals, self.depths,
-                np.full(count, contact.static_friction), np.full(count, contact.kinetic_friction))
+        return closest + offset[:, None] * self.normals
 
 
 def _contact_points(model: Model, positions: np.ndarray, which: np.ndarray) -> np.ndarray:
@@ -323,29 +338,40 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
                  use_kernel: bool | None = None) -> tuple[State, ...]:
     """One frame of the members substep by substep together, each with its candidates against the
     others (``found``, from ``frame_pairs``) on planes that ride on the others (module docstring).
-    Every member takes the most substeps any of them takes."""
+    Every member takes the most substeps any of them takes. Each member's contact plan is assembled
+    once for the frame (its candidates do not change between substeps); a substep sets the planes
+    of its candidates against the others."""
     substeps = max(m.settings.substeps for m in members)
+    search = None if use_kernel is False else _compiled_search()
     prepared = []
-    for m in members:
+    for m, pair_rows in zip(members, found):
         settings = dataclasses.replace(m.settings, substeps=substeps)
         compiled = backend.choose(m.model, settings, None, use_kernel)
         state = loop.with_rotations(m.model, m.state)
         model = loop.with_state_rest(m.model, state)
         base = contacts.candidate_rows(model, state, settings, m.colliders, m.frame_dt, compiled)
-        prepared.append((model, settings, compiled, state, base))
+        plan = contacts.assemble(model, [*base, *(rows.rows(contact) for rows in pair_rows)],
+                                 m.frame_dt / substeps, compiled)
+        fixed = sum(rows[0].shape[0] for rows in base)
+        prepared.append((model, settings, compiled, state, plan, fixed))
     current = [p[3] for p in prepared]
-    plans: list[contacts.ContactPlan] = []
+    plans: list[contacts.ContactPlan] = [p[4] for p in prepared]
     for s in range(substeps):
-        plans = []
-        for index, ((model, settings, compiled, _, base), m, pair_rows) in enumerate(zip(prepared, members, found)):
+        for index, ((model, _, _, _, plan, fixed), m, pair_rows) in enumerate(zip(prepared, members, found)):
+            if not pair_rows:
+                continue
             elapsed = m.frame_dt * (s + 1) / substeps  # the plane where the substep ends
-            rows = [*base, *(rows.rows(model, current[index].positions, prepared[rows.other][0],
-                                       current[rows.other].positions, contact, elapsed) for rows in pair_rows)]
-            plans.append(contacts.assemble(model, rows, m.frame_dt / substeps, compiled))
+            surfaces = plan.surfaces.copy()
+            for rows in pair_rows:
+                surfaces[fixed:fixed + rows.contacts.shape[0]] = rows.planes(
+                    model, current[index].positions, prepared[rows.other][0], current[rows.other].positions,
+                    contact, elapsed, search)
+                fixed += rows.contacts.shape[0]
+            plans[index] = dataclasses.replace(plan, surfaces=surfaces)
         current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, None, substep=s)
                    for (model, settings, compiled, *_), m, state, plan in zip(prepared, members, current, plans)]
     return tuple(loop.finish(m.model, model, start, new, settings, m.frame_dt, plan, compiled, m.plastic)
-                 for (model, settings, compiled, start, _), m, new, plan in zip(prepared, members, current, plans))
+                 for (model, settings, compiled, start, *_), m, new, plan in zip(prepared, members, current, plans))
 
 
 def _load_search() -> ModuleType:

@@ -45,6 +45,43 @@ def closest_on_rings(points, reach, nearest, vertices, triangles, ring_offsets, 
     return found, bary, squared
 
 
+@njit(cache=True)
+def pair_planes(own_indices, own_weights, own_positions, rows, other_indices, other_weights, other_positions,
+                corners, barycentric, normals, receding, thickness):
+    """``pairs.PairRows.planes`` in one loop, with its formulas in its order: the plane point
+    float64 [r, 3] [m] of each candidate row for one substep (``receding``: float64 [r] [m], how far
+    inside the contact distance each row's plane still starts)."""
+    count = rows.shape[0]
+    out = np.empty((count, 3))
+    closest = np.empty(3)
+    own = np.empty(3)
+    for i in range(count):
+        for k in range(3):
+            closest[k] = 0.0
+        for j in range(3):
+            q = corners[i, j]
+            beta = barycentric[i, j]
+            for k in range(3):
+                point = (((other_weights[q, 0] * other_positions[other_indices[q, 0], k]
+                           + other_weights[q, 1] * other_positions[other_indices[q, 1], k])
+                          + other_weights[q, 2] * other_positions[other_indices[q, 2], k])
+                         + other_weights[q, 3] * other_positions[other_indices[q, 3], k])
+                closest[k] = beta * point if j == 0 else closest[k] + beta * point
+        c = rows[i]
+        for k in range(3):
+            own[k] = (((own_weights[c, 0] * own_positions[own_indices[c, 0], k]
+                        + own_weights[c, 1] * own_positions[own_indices[c, 1], k])
+                       + own_weights[c, 2] * own_positions[own_indices[c, 2], k])
+                      + own_weights[c, 3] * own_positions[own_indices[c, 3], k])
+        height = ((own[0] - closest[0]) * normals[i, 0] + (own[1] - closest[1]) * normals[i, 1]
+                  + (own[2] - closest[2]) * normals[i, 2])
+        offset = thickness - receding[i]
+        offset = min(offset, 0.5 * (offset + height))
+        for k in range(3):
+            out[i, k] = closest[k] + offset * normals[i, k]
+    return out
+
+
 @njit(inline="always")
 def closest_barycentric(p0, p1, p2, a0, a1, a2, b0, b1, b2, c0, c1, c2):
     """Barycentric coordinates of the closest point of triangle (a, b, c) to p: Ericson 2005,
@@ -94,3 +131,8 @@ def warm_up() -> None:
     closest_on_rings(np.array([[0.2, 0.2, 0.1]]), np.array([1.0]), np.zeros((1, 2), dtype=np.int64),
                      vertices, np.array([[0, 1, 2]], dtype=np.int64), np.array([0, 1, 2, 3], dtype=np.int64),
                      np.array([0, 0, 0], dtype=np.int64))
+    indices, weights = np.zeros((3, 4), dtype=np.int32), np.tile([1.0, 0.0, 0.0, 0.0], (3, 1))
+    pair_planes(indices, weights, vertices, np.zeros(1, dtype=np.int64), indices, weights, vertices,
+                np.array([[0, 1, 2]], dtype=np.int64), np.full((1, 3), 1.0 / 3.0), np.array([[0.0, 0.0, 1.0]]),
+                np.zeros(1), 0.01)
+
