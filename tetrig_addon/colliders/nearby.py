@@ -20,13 +20,14 @@ it is made in a few milliseconds for a mesh of tens of thousands of vertices, ev
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 from scipy.spatial import cKDTree
 
 # Nearest vertices whose one-rings are searched for each query point.
 NEAREST_VERTICES = 2
+# ... chosen among this many from the k-d tree, so that equal distances are broken by vertex index.
+QUERY_VERTICES = 6
 # A closest point whose barycentric coordinates are all above this is inside its triangle (the face
 # normal signs it); below, it is on an edge or a corner (the blended vertex normals do).
 INSIDE_BARYCENTRIC = 1e-9
@@ -96,11 +97,12 @@ def surface(vertices: np.ndarray, triangles: np.ndarray,
                    cKDTree(verts[used]), used, float(edges.max(initial=0.0)))
 
 
-def closest(surface: Surface, points: np.ndarray, reach: np.ndarray, compiled: ModuleType | None = None
+def closest(surface: Surface, points: np.ndarray, reach: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The closest point of ``surface`` to each of ``points`` (float64 [n, 3] [m]) within ``reach``
-    (float64 [n] [m]) of it. ``compiled``: a module with ``closest_on_rings``
-    (``solver.pairs_kernel``), which searches the same triangles in a loop, faster.
+    (float64 [n] [m]) of it. ``solver.pairs_kernel.closest`` is the same search compiled (a grid in
+    place of the k-d tree): both take each point's ``NEAREST_VERTICES`` nearest vertices within
+    reach plus the longest edge, nearest first and equal squared distances by vertex index.
 
     Returns:
         (found, triangle, barycentric, distance, normal) for the points with a surface point within
@@ -113,20 +115,30 @@ def closest(surface: Surface, points: np.ndarray, reach: np.ndarray, compiled: M
     if pts.shape[0] == 0:
         return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
                 np.zeros((0, 3)))
-    k = min(NEAREST_VERTICES, surface.tree_vertices.shape[0])
-    bound = float(np.max(reach)) + surface.longest_edge
-    distance, nearest = surface.tree.query(pts, k=k, distance_upper_bound=bound)
-    distance, nearest = distance.reshape(len(pts), k), nearest.reshape(len(pts), k)
-    hit = np.isfinite(distance) & (distance <= reach[:, None] + surface.longest_edge)
-    vertex = np.where(hit, surface.tree_vertices[np.minimum(nearest, surface.tree_vertices.shape[0] - 1)], -1)
-    if compiled is not None:
-        triangle, bary, squared = compiled.closest_on_rings(pts, reach, vertex, surface.vertices, surface.triangles,
-                                                            surface.ring_offsets, surface.ring_triangles)
-        found = np.flatnonzero(triangle >= 0)
-        triangle, bary, squared = triangle[found], bary[found], squared[found]
-    else:
-        found, triangle, bary, squared = _search_rings(surface, pts, reach, vertex)
+    vertex = _nearest_vertices(surface, pts, reach + surface.longest_edge)
+    found, triangle, bary, squared = _search_rings(surface, pts, reach, vertex)
     return (found, triangle, bary) + _signed(surface, pts[found], triangle, bary, squared)
+
+
+def _nearest_vertices(surface: Surface, pts: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Each point's ``NEAREST_VERTICES`` nearest vertices within its bound (float64 [n] [m]),
+    nearest first and equal squared distances (summed as the compiled grid sums them) by vertex
+    index: int64 [n, NEAREST_VERTICES], −1 where fewer are within reach. The k-d tree is asked for
+    ``QUERY_VERTICES``, so that ties at the last place are broken as the compiled grid breaks them."""
+    k = min(QUERY_VERTICES, surface.tree_vertices.shape[0])
+    _, nearest = surface.tree.query(pts, k=k, distance_upper_bound=float(np.max(bounds)))
+    nearest = nearest.reshape(len(pts), k)
+    missing = nearest >= surface.tree_vertices.shape[0]
+    vertex = surface.tree_vertices[np.where(missing, 0, nearest)]
+    offset = pts[:, None, :] - surface.vertices[vertex]
+    squared = offset[..., 0] * offset[..., 0] + offset[..., 1] * offset[..., 1] + offset[..., 2] * offset[..., 2]
+    squared = np.where(missing | (squared > (bounds * bounds)[:, None]), np.inf, squared)
+    vertex = np.where(np.isinf(squared), -1, vertex)
+    order = np.lexsort((vertex, squared), axis=1)[:, :NEAREST_VERTICES]
+    chosen = np.take_along_axis(vertex, order, axis=1)
+    if chosen.shape[1] < NEAREST_VERTICES:
+        chosen = np.hstack([chosen, np.full((len(pts), NEAREST_VERTICES - chosen.shape[1]), -1, dtype=np.int64)])
+    return chosen.astype(np.int64)
 
 
 def _search_rings(surface: Surface, pts: np.ndarray, reach: np.ndarray,

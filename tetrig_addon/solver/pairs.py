@@ -227,11 +227,11 @@ def frame_pairs(members: Sequence[Member], contact: ContactSettings,
             box_a = boxes[a]
             if a == b or box_a is None or not _overlap(box_a, box_b):
                 continue
-            if surface is None:
+            if surface is None and compiled is None:
                 surface = nearby.surface(points[b], facts.triangles, facts.rings)
             reach = margins[a] + travel[b]
             grown = (box_b[0] - float(margins[a].max()), box_b[1] + float(margins[a].max()))
-            rows = _pair_rows(surface, b, points[a], reach, grown, contact, facts.closed, compiled)
+            rows = _pair_rows(surface, facts, points[b], b, points[a], reach, grown, contact, compiled)
             if rows is not None:
                 found[a].append(rows)
     return found
@@ -248,7 +248,7 @@ class SurfaceFacts:
     """What a body's surface is, whatever its pose (``_surface_facts``).
 
     Attributes:
-        triangles: int32 [T, 3], facing out.
+        triangles: int64 [T, 3], facing out.
         closed: whether they are closed and consistently oriented (``colliders``' rule).
         rings: each vertex's triangles (``nearby.rings``).
     """
@@ -265,7 +265,7 @@ def _surface_facts(triangles: np.ndarray, points: np.ndarray) -> SurfaceFacts:
     cached = _facts_cache.get(id(triangles))
     if cached is not None and cached[0] is triangles:
         return cached[1]
-    tris = np.asarray(triangles, dtype=np.int32)
+    tris = np.asarray(triangles, dtype=np.int64)
     corners = points[tris]
     volume = float(np.einsum("ij,ij->", corners[:, 0], np.cross(corners[:, 1], corners[:, 2])))
     if volume < 0.0:
@@ -307,16 +307,24 @@ def _overlap(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray])
     return bool(np.all(a[0] <= b[1]) and np.all(b[0] <= a[1]))
 
 
-def _pair_rows(surface: nearby.Surface, other: int, p: np.ndarray, reach: np.ndarray,
-               box: tuple[np.ndarray, np.ndarray], contact: ContactSettings, closed: bool,
+def _pair_rows(surface: nearby.Surface | None, facts: SurfaceFacts, vertices: np.ndarray, other: int,
+               p: np.ndarray, reach: np.ndarray, box: tuple[np.ndarray, np.ndarray], contact: ContactSettings,
                compiled: ModuleType | None) -> PairRows | None:
-    """The vertices ``p`` (float64 [n, 3] [m]) within ``reach`` (float64 [n] [m]) of ``surface``
-    (member ``other``'s, in ``box`` grown by its reach, ``closed`` or not): their closest
-    triangles, or ``None`` when none is."""
+    """The vertices ``p`` (float64 [n, 3] [m]) within ``reach`` (float64 [n] [m]) of member
+    ``other``'s surface (``facts`` on its contact points ``vertices``, float64 [V, 3] [m], in
+    ``box`` grown by its reach): their closest triangles, or ``None`` when none is. ``surface``:
+    the surface for ``nearby.closest`` (the NumPy reference), or ``None`` with ``compiled``, the
+    same search in ``pairs_kernel``."""
     near = np.flatnonzero(np.all((p >= box[0]) & (p <= box[1]), axis=1))
     if near.shape[0] == 0:
         return None
-    found, triangle, barycentric, distance, normal = nearby.closest(surface, p[near], reach[near], compiled)
+    if compiled is not None:
+        found, triangle, barycentric, distance, normal = compiled.closest(
+            p[near], reach[near], vertices, facts.triangles, facts.rings, nearby.NEAREST_VERTICES,
+            nearby.INSIDE_BARYCENTRIC, nearby.ON_SURFACE_RELATIVE)
+    else:
+        assert surface is not None
+        found, triangle, barycentric, distance, normal = nearby.closest(surface, p[near], reach[near])
     # A vertex deeper inside than the contact distance is where the bodies overlap (placed so): it
     # is left there, as is the vertex of the other body in it (module docstring).
     band = distance > -contact.thickness
@@ -324,12 +332,12 @@ def _pair_rows(surface: nearby.Surface, other: int, p: np.ndarray, reach: np.nda
         return None
     distance = distance[band]
     outside = distance >= 0.0
-    if closed:
+    if facts.closed:
         depths = np.full(outside.shape[0], np.inf)
     else:  # below an open surface only as deep as the contact distance twice, unless it came from outside
         depths = np.where(outside, np.inf, 2.0 * contact.thickness)
     return PairRows(other=other, contacts=near[found[band]].astype(np.int64),
-                    corners=surface.triangles[triangle[band]].astype(np.int64),
+                    corners=facts.triangles[triangle[band]].astype(np.int64),
                     barycentric=barycentric[band], normals=normal[band], depths=depths,
                     allowances=np.maximum(contact.thickness - distance, 0.0))
 

@@ -1,7 +1,13 @@
-"""Compiled closest points for contacts between bodies (Numba): ``colliders.nearby.closest``'s
-search over the one-rings of each point's nearest vertices, a loop per point instead of arrays of
-(point, triangle) pairs, with the same formulas in the same order, so it finds the same triangles
-and coordinates (``pairs`` loads it with the solver's kernel)."""
+"""Compiled contacts between bodies (Numba), loaded by ``pairs`` with the solver's kernel:
+
+* ``closest``: ``colliders.nearby.closest`` without its k-d tree. The broad phase is a grid of
+  cubes over the other body's vertices, rebuilt for each frame's search (issue 21's "spatial hash
+  rebuilt with conservative bounds": the reach of each point is its frame's margin), searched ring
+  by ring around each point for its nearest vertices; then, as the NumPy reference, the closest
+  point on their one-rings (a loop per point instead of arrays of (point, triangle) pairs) and its
+  sign, with the same formulas in the same order.
+* ``pair_planes``: ``pairs.PairRows.planes`` for each substep.
+"""
 
 from __future__ import annotations
 
@@ -125,6 +131,254 @@ def _unit(x):
     return min(max(x, 0.0), 1.0)
 
 
+# ---- the broad phase: a grid over the surface's vertices (issue 21, item 6) ----
+
+@njit(cache=True)
+def longest_edge(vertices, triangles):
+    """The longest edge [m] of ``triangles`` (int64 [T, 3]) on ``vertices`` (float64 [V, 3])
+    (``nearby.surface``'s, the same formula)."""
+    longest = 0.0
+    for t in range(triangles.shape[0]):
+        for e in range(3):
+            a, b = triangles[t, e], triangles[t, (e + 1) % 3]
+            d0, d1, d2 = vertices[a, 0] - vertices[b, 0], vertices[a, 1] - vertices[b, 1], vertices[a, 2] - vertices[b, 2]
+            length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            if length > longest:
+                longest = length
+    return longest
+
+
+@njit(cache=True)
+def nearest_vertices(points, bounds, vertices, used, cell, count):
+    """The ``count`` nearest of the vertices ``used`` (int64 [u]) to each point (float64 [n, 3] [m])
+    within ``bounds`` (float64 [n] [m]), nearest first, equal distances by vertex index: int64
+    [n, count], −1 where fewer are within reach. A grid of cubes of side ``cell`` [m] over the
+    vertices is searched ring by ring of cubes around each point's, until no vertex outside the
+    rings searched can be nearer (exact, as ``cKDTree.query`` of the NumPy reference)."""
+    n, m = points.shape[0], used.shape[0]
+    out = np.full((n, count), -1, dtype=np.int64)
+    if m == 0:
+        return out
+    low = np.empty(3)
+    size = np.empty(3, dtype=np.int64)
+    for k in range(3):
+        low[k] = vertices[used[0], k]
+        high = low[k]
+        for j in range(m):
+            low[k] = min(low[k], vertices[used[j], k])
+            high = max(high, vertices[used[j], k])
+        size[k] = int((high - low[k]) / cell) + 1
+    cells = np.empty(m, dtype=np.int64)
+    starts = np.zeros(size[0] * size[1] * size[2] + 1, dtype=np.int64)
+    for j in range(m):
+        v = used[j]
+        c = ((int((vertices[v, 0] - low[0]) / cell) * size[1] + int((vertices[v, 1] - low[1]) / cell)) * size[2]
+             + int((vertices[v, 2] - low[2]) / cell))
+        cells[j] = c
+        starts[c + 1] += 1
+    for c in range(starts.shape[0] - 1):
+        starts[c + 1] += starts[c]
+    filled = starts[:-1].copy()
+    members = np.empty(m, dtype=np.int64)
+    for j in range(m):  # vertices in index order within each cube
+        members[filled[cells[j]]] = used[j]
+        filled[cells[j]] += 1
+    # A coarse grid of cubes as large as the farthest bound says in 27 looks that a point has no
+    # vertex within reach (most points asked about have none: far inside or beside the body).
+    coarse = max(cell, bounds.max())
+    coarse_size = np.empty(3, dtype=np.int64)
+    for k in range(3):
+        coarse_size[k] = int((size[k] * cell) / coarse) + 1
+    occupied = np.zeros(coarse_size[0] * coarse_size[1] * coarse_size[2], dtype=np.bool_)
+    for j in range(m):
+        v = used[j]
+        occupied[(int((vertices[v, 0] - low[0]) / coarse) * coarse_size[1]
+                  + int((vertices[v, 1] - low[1]) / coarse)) * coarse_size[2]
+                 + int((vertices[v, 2] - low[2]) / coarse)] = True
+    best_d = np.empty(count)
+    best_v = np.empty(count, dtype=np.int64)
+    home = np.empty(3, dtype=np.int64)
+    for i in range(n):
+        for r in range(count):
+            best_d[r] = np.inf
+            best_v[r] = -1
+        for k in range(3):
+            home[k] = int(np.floor((points[i, k] - low[k]) / coarse))
+        near = False
+        for a in range(max(home[0] - 1, 0), min(home[0] + 1, coarse_size[0] - 1) + 1):
+            for b in range(max(home[1] - 1, 0), min(home[1] + 1, coarse_size[1] - 1) + 1):
+                for c in range(max(home[2] - 1, 0), min(home[2] + 1, coarse_size[2] - 1) + 1):
+                    if occupied[(a * coarse_size[1] + b) * coarse_size[2] + c]:
+                        near = True
+        if not near:
+            continue
+        limit = bounds[i] * bounds[i]
+        for k in range(3):
+            home[k] = int(np.floor((points[i, k] - low[k]) / cell))
+        rings = int(bounds[i] / cell) + 1
+        for s in range(rings + 1):
+            for a in range(max(home[0] - s, 0), min(home[0] + s, size[0] - 1) + 1):
+                for b in range(max(home[1] - s, 0), min(home[1] + s, size[1] - 1) + 1):
+                    edge_ab = abs(a - home[0]) == s or abs(b - home[1]) == s
+                    c0 = max(home[2] - s, 0)
+                    c1 = min(home[2] + s, size[2] - 1)
+                    c = c0
+                    while c <= c1:
+                        if not edge_ab and abs(c - home[2]) != s:  # inside the ring: searched already
+                            c = home[2] + s if home[2] + s <= c1 else c1 + 1
+                            continue
+                        key = (a * size[1] + b) * size[2] + c
+                        if starts[key] == starts[key + 1]:
+                            c += 1
+                            continue
+                        # the cube's nearest point: none of its vertices can be nearer
+                        gap = 0.0
+                        for k, index in ((0, a), (1, b), (2, c)):
+                            side = low[k] + index * cell  # (padded: a vertex rounded into the cube)
+                            below = side - points[i, k] - 1e-9 * cell
+                            above = points[i, k] - (side + cell) - 1e-9 * cell
+                            g = max(below, above, 0.0)
+                            gap += g * g
+                        if gap > limit or gap > best_d[count - 1]:
+                            c += 1
+                            continue
+                        for e in range(starts[key], starts[key + 1]):
+                            v = members[e]
+                            d0 = points[i, 0] - vertices[v, 0]
+                            d1 = points[i, 1] - vertices[v, 1]
+                            d2 = points[i, 2] - vertices[v, 2]
+                            sq = d0 * d0 + d1 * d1 + d2 * d2
+                            if sq > limit:
+                                continue
+                            last = count - 1
+                            if sq > best_d[last] or (sq == best_d[last] and v > best_v[last]):
+                                continue
+                            r = last
+                            while r > 0 and (sq < best_d[r - 1] or (sq == best_d[r - 1] and v < best_v[r - 1])):
+                                best_d[r] = best_d[r - 1]
+                                best_v[r] = best_v[r - 1]
+                                r -= 1
+                            best_d[r] = sq
+                            best_v[r] = v
+                        c += 1
+            # a vertex outside rings 0..s is at least s cubes away from the point (it is in its cube)
+            reach = s * cell
+            if best_v[count - 1] >= 0 and best_d[count - 1] <= reach * reach:
+                break
+            if reach > bounds[i]:
+                break
+        for r in range(count):
+            out[i, r] = best_v[r]
+    return out
+
+
+@njit(cache=True)
+def _cross(vertices, a, b, c, out):
+    """(b − a) × (c − a) into out [3] (``np.cross``'s formula)."""
+    e0, e1, e2 = vertices[b, 0] - vertices[a, 0], vertices[b, 1] - vertices[a, 1], vertices[b, 2] - vertices[a, 2]
+    f0, f1, f2 = vertices[c, 0] - vertices[a, 0], vertices[c, 1] - vertices[a, 1], vertices[c, 2] - vertices[a, 2]
+    out[0] = e1 * f2 - e2 * f1
+    out[1] = e2 * f0 - e0 * f2
+    out[2] = e0 * f1 - e1 * f0
+
+
+@njit(cache=True)
+def signed(points, triangle, bary, squared, vertices, triangles, ring_offsets, ring_triangles, longest,
+           inside_barycentric, on_surface_relative):
+    """``nearby._signed`` one point at a time: (signed distance float64 [k] [m], unit outward
+    normal float64 [k, 3]) of points whose closest point is ``bary`` on ``triangle``; the vertex
+    normals are summed over each corner's one-ring in triangle order, as ``nearby.surface``'s."""
+    k = points.shape[0]
+    distance = np.empty(k)
+    normal = np.empty((k, 3))
+    cross = np.empty(3)
+    face = np.empty(3)
+    blended = np.empty(3)
+    offset = np.empty(3)
+    for i in range(k):
+        t = triangle[i]
+        _cross(vertices, triangles[t, 0], triangles[t, 1], triangles[t, 2], cross)
+        length = np.sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2])
+        for d in range(3):
+            face[d] = cross[d] / length if length > 0.0 else 0.0
+            offset[d] = points[i, d] - ((bary[i, 0] * vertices[triangles[t, 0], d]
+                                         + bary[i, 1] * vertices[triangles[t, 1], d])
+                                        + bary[i, 2] * vertices[triangles[t, 2], d])
+            blended[d] = 0.0
+        inside = bary[i, 0] > inside_barycentric and bary[i, 1] > inside_barycentric and bary[i, 2] > inside_barycentric
+        if inside:
+            for d in range(3):
+                blended[d] = face[d]
+        else:
+            for j in range(3):
+                v = triangles[t, j]
+                s0 = s1 = s2 = 0.0
+                for r in range(ring_offsets[v], ring_offsets[v + 1]):
+                    u = ring_triangles[r]
+                    _cross(vertices, triangles[u, 0], triangles[u, 1], triangles[u, 2], cross)
+                    s0 += cross[0]
+                    s1 += cross[1]
+                    s2 += cross[2]
+                norm = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+                if norm > 0.0:
+                    s0, s1, s2 = s0 / norm, s1 / norm, s2 / norm
+                else:
+                    s0 = s1 = s2 = 0.0
+                if j == 0:
+                    blended[0], blended[1], blended[2] = bary[i, 0] * s0, bary[i, 0] * s1, bary[i, 0] * s2
+                else:
+                    blended[0] += bary[i, j] * s0
+                    blended[1] += bary[i, j] * s1
+                    blended[2] += bary[i, j] * s2
+        along = offset[0] * blended[0] + offset[1] * blended[1] + offset[2] * blended[2]
+        sign = 1.0 if along >= 0.0 else -1.0
+        gap = np.sqrt(squared[i])
+        distance[i] = sign * gap
+        if gap <= on_surface_relative * longest:
+            for d in range(3):
+                normal[i, d] = face[d]
+        else:
+            for d in range(3):
+                normal[i, d] = offset[d] / gap * sign
+    return distance, normal
+
+
+# The grid's cubes are at least this many times the surface's longest edge, and at least this
+# fraction of the farthest reach asked for (a few rings of cubes then cover any reach).
+CELL_EDGES = 2.0
+CELL_REACH = 0.25
+# ... and large enough that there are at most this many cubes per vertex.
+CELLS_PER_VERTEX = 8.0
+
+
+def closest(points: np.ndarray, reach: np.ndarray, vertices: np.ndarray, triangles: np.ndarray,
+            rings: tuple[np.ndarray, np.ndarray], nearest_count: int, inside_barycentric: float,
+            on_surface_relative: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``colliders.nearby.closest`` compiled, without its k-d tree: the nearest vertices come from
+    a grid rebuilt for each call (``nearest_vertices``), the closest point from their one-rings
+    (``closest_on_rings``), its sign and normal from the triangle (``signed``). Arguments: the
+    query points float64 [n, 3] [m] and their reach float64 [n] [m]; the surface's vertices float64
+    [V, 3] [m], triangles int64 [T, 3] and one-rings (``nearby.rings``); ``nearby``'s constants.
+    Returns ``nearby.closest``'s (found, triangle, barycentric, distance, normal)."""
+    offsets, ring_triangles = rings
+    used = np.flatnonzero(offsets[1:] > offsets[:-1]).astype(np.int64)
+    if points.shape[0] == 0 or used.shape[0] == 0:
+        return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
+                np.zeros((0, 3)))
+    longest = longest_edge(vertices, triangles)
+    bounds = reach + longest
+    span = vertices[used].max(axis=0) - vertices[used].min(axis=0)
+    cell = max(CELL_EDGES * longest, CELL_REACH * float(bounds.max()), 1e-9)
+    cell = max(cell, float(np.prod(span + cell) / (CELLS_PER_VERTEX * used.shape[0])) ** (1.0 / 3.0))
+    nearest = nearest_vertices(points, bounds, vertices, used, cell, nearest_count)
+    triangle, bary, squared = closest_on_rings(points, reach, nearest, vertices, triangles, offsets, ring_triangles)
+    found = np.flatnonzero(triangle >= 0)
+    triangle, bary, squared = triangle[found], bary[found], squared[found]
+    distance, normal = signed(points[found], triangle, bary, squared, vertices, triangles, offsets, ring_triangles,
+                              longest, inside_barycentric, on_surface_relative)
+    return found, triangle, bary, distance, normal
+
+
 def warm_up() -> None:
     """Compile (or read from Numba's cache) on one point and one triangle."""
     vertices = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -135,4 +389,5 @@ def warm_up() -> None:
     pair_planes(indices, weights, vertices, np.zeros(1, dtype=np.int64), indices, weights, vertices,
                 np.array([[0, 1, 2]], dtype=np.int64), np.full((1, 3), 1.0 / 3.0), np.array([[0.0, 0.0, 1.0]]),
                 np.zeros(1), 0.01)
-
+    closest(np.array([[0.2, 0.2, 0.1]]), np.array([1.0]), vertices, np.array([[0, 1, 2]], dtype=np.int64),
+            (np.array([0, 1, 2, 3], dtype=np.int64), np.array([0, 0, 0], dtype=np.int64)), 2, 1e-9, 1e-12)
