@@ -145,12 +145,13 @@ def near(distance, speed, sim_dt, gravity):
     return distance < SUBSTEP_REACH_FACTOR * (speed * sim_dt + gravity * sim_dt * sim_dt)
 
 
-def contact_margins(model: Model, state: State, settings: SimSettings, frame_dt: float) -> np.ndarray:
+def contact_margins(model: Model, state: State, settings: SimSettings, frame_dt: float,
+                    fall_factor: float = CONTACT_MARGIN_FACTOR) -> np.ndarray:
     """float64 [contact_count] [m]: how far each contact vertex could move during the next frame:
     its control points' own speeds (Σₖ|wₖ|·|vₖ|), at least ``CONTACT_SPEED_SHARE`` of the fastest
-    point's, plus a free fall from rest (½·g·Δt²), times ``CONTACT_MARGIN_FACTOR``, plus
-    ``CONTACT_MARGIN_EXTENT`` of the cage's size (``kernel.ground_candidates`` computes the same
-    for the ground)."""
+    point's, times ``CONTACT_MARGIN_FACTOR``, plus a free fall from rest (½·g·Δt²) times
+    ``fall_factor``, plus ``CONTACT_MARGIN_EXTENT`` of the cage's size (``kernel.ground_candidates``
+    computes the same for the ground)."""
     idx, w = model.contact_indices, np.abs(model.contact_weights)
     speeds = sqrt(np.einsum("ij,ij->i", state.velocities, state.velocities))
     reach = w[:, 0] + w[:, 1] + w[:, 2] + w[:, 3]
@@ -158,7 +159,7 @@ def contact_margins(model: Model, state: State, settings: SimSettings, frame_dt:
     speed = np.maximum(own, reach * (CONTACT_SPEED_SHARE * float(speeds.max(initial=0.0))))
     fall = 0.5 * float(np.linalg.norm(settings.gravity)) * frame_dt * frame_dt
     extent = model.extent
-    return (CONTACT_MARGIN_FACTOR * frame_dt) * speed + (CONTACT_MARGIN_FACTOR * fall + CONTACT_MARGIN_EXTENT * extent) * reach
+    return (CONTACT_MARGIN_FACTOR * frame_dt) * speed + (fall_factor * fall + CONTACT_MARGIN_EXTENT * extent) * reach
 
 
 def contact_points(model: Model, positions: np.ndarray, axis: int | None = None) -> np.ndarray:

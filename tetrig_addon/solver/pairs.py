@@ -59,6 +59,9 @@ DEFAULT_THICKNESS = 0.01
 # this speed to the contact distance, so the penalty never has to undo the whole depth in one
 # substep (measured: two cubes placed 5 cm into each other flew apart at 1,000 m/s without).
 SEPARATION_SPEED = 0.5
+# Two bodies fall together: the free fall a frame adds to a vertex's margin (``contacts.contact_margins``)
+# counts once towards another body, not ``CONTACT_MARGIN_FACTOR`` times as towards the ground.
+PAIR_FALL_FACTOR = 1.0
 
 
 @dataclass(frozen=True)
@@ -172,11 +175,46 @@ class PairRows:
         return closest + offset[:, None] * self.normals
 
 
-def _contact_points(model: Model, positions: np.ndarray, which: np.ndarray) -> np.ndarray:
-    """p = Σₖ wₖ xₖ of the contact points ``which`` (int [r]) of ``model``: float64 [r, 3] [m]."""
-    idx, w = model.contact_indices[which], model.contact_weights[which]
+def _contact_points(model: Model, positions: np.ndarray, which: np.ndarray | None,
+                    compiled: ModuleType | None = None) -> np.ndarray:
+    """p = Σₖ wₖ xₖ of the contact points ``which`` (int [r], ``None``: all) of ``model``: float64
+    [r, 3] [m]; ``compiled`` (``pairs_kernel``) sums the same in the same order."""
+    idx, w = model.contact_indices, model.contact_weights
+    if compiled is not None and which is None:
+        return compiled.blend(idx, w, positions)
+    if which is not None:
+        idx, w = idx[which], w[which]
     return (w[:, 0, None] * positions[idx[:, 0]] + w[:, 1, None] * positions[idx[:, 1]]
             + w[:, 2, None] * positions[idx[:, 2]] + w[:, 3, None] * positions[idx[:, 3]])
+
+
+def _fastest(state: State) -> float:
+    """[m/s] the fastest control point's speed."""
+    v = state.velocities
+    return float(np.sqrt((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2]).max(initial=0.0)))
+
+
+def _cages_within_reach(members: Sequence[Member], contact: ContactSettings) -> bool:
+    """Whether the boxes of two members' control points, each grown by the most any contact point
+    of it can travel in the frame (``contacts.contact_margins`` with every weight's share at its
+    largest) and the contact distance, overlap. A member whose contact points are not all within
+    its control points (a negative barycentric weight: a vertex bound outside its tet) has no such
+    box and always counts as within reach."""
+    boxes: list[tuple[np.ndarray, np.ndarray] | None] = []
+    for m in members:
+        w = m.model.contact_weights
+        if w.shape[0] == 0:
+            boxes.append(None)
+            continue
+        if w.min() < 0.0:
+            return True
+        x = m.state.positions
+        fall = 0.5 * float(np.linalg.norm(m.settings.gravity)) * m.frame_dt * m.frame_dt
+        grow = (2.0 * contacts.CONTACT_MARGIN_FACTOR * m.frame_dt * _fastest(m.state) + PAIR_FALL_FACTOR * fall
+                + contacts.CONTACT_MARGIN_EXTENT * m.model.extent + contact.thickness)
+        boxes.append((x.min(axis=0) - grow, x.max(axis=0) + grow))
+    return any(a is not None and b is not None and _overlap(a, b)
+               for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
 def step_members(members: Sequence[Member], contact: ContactSettings = ContactSettings(),
@@ -208,21 +246,26 @@ def frame_pairs(members: Sequence[Member], contact: ContactSettings,
     its contact vertices that could come within the contact distance of another member's surface
     during the frame (both bodies' travel, ``contacts.contact_margins``), by ``colliders.nearby``
     (``compiled``: ``pairs_kernel``, the same search compiled, or ``None``)."""
-    points = [contacts.contact_points(m.model, m.state.positions) for m in members]
-    margins = [contacts.contact_margins(m.model, m.state, m.settings, m.frame_dt) for m in members]
+    # A first look from the control points: where no two bodies' cages come within reach of each
+    # other, no contact point needs blending (most frames of bodies apart)
+    if not _cages_within_reach(members, contact):
+        return [[] for _ in members]
+    points = [_contact_points(m.model, m.state.positions, None, compiled) for m in members]
+    margins = [contacts.contact_margins(m.model, m.state, m.settings, m.frame_dt, PAIR_FALL_FACTOR) for m in members]
     # how far a surface can come towards a vertex in the frame: its own speed (the vertex's margin
     # holds the fall and its own travel), and the contact distance
-    travel = [contacts.CONTACT_MARGIN_FACTOR * m.frame_dt * float(np.sqrt(np.einsum(
-        "ij,ij->i", m.state.velocities, m.state.velocities).max(initial=0.0))) + contact.thickness for m in members]
-    boxes = [(p.min(axis=0) - r, p.max(axis=0) + r) if p.shape[0] else None
-             for p, r in zip(points, [float(margin.max(initial=0.0)) for margin in margins])]
+    travel = [contacts.CONTACT_MARGIN_FACTOR * m.frame_dt * _fastest(m.state) + contact.thickness for m in members]
+    extents = [(p.min(axis=0), p.max(axis=0)) if p.shape[0] else None for p in points]
+    boxes = [(e[0] - float(margin.max()), e[1] + float(margin.max())) if e is not None else None
+             for e, margin in zip(extents, margins)]
     found: list[list[PairRows]] = [[] for _ in members]
     for b, other in enumerate(members):
-        if other.triangles is None or points[b].shape[0] == 0:
+        extent = extents[b]
+        if other.triangles is None or extent is None:
             continue
         facts = _surface_facts(other.triangles, points[b])
         surface = None
-        box_b = (points[b].min(axis=0) - travel[b], points[b].max(axis=0) + travel[b])
+        box_b = (extent[0] - travel[b], extent[1] + travel[b])
         for a in range(len(members)):
             box_a = boxes[a]
             if a == b or box_a is None or not _overlap(box_a, box_b):
@@ -315,7 +358,9 @@ def _pair_rows(surface: nearby.Surface | None, facts: SurfaceFacts, vertices: np
     ``box`` grown by its reach): their closest triangles, or ``None`` when none is. ``surface``:
     the surface for ``nearby.closest`` (the NumPy reference), or ``None`` with ``compiled``, the
     same search in ``pairs_kernel``."""
-    near = np.flatnonzero(np.all((p >= box[0]) & (p <= box[1]), axis=1))
+    low, high = box
+    near = np.flatnonzero((p[:, 0] >= low[0]) & (p[:, 0] <= high[0]) & (p[:, 1] >= low[1]) & (p[:, 1] <= high[1])
+                          & (p[:, 2] >= low[2]) & (p[:, 2] <= high[2]))
     if near.shape[0] == 0:
         return None
     if compiled is not None:

@@ -6,7 +6,7 @@
   by ring around each point for its nearest vertices; then, as the NumPy reference, the closest
   point on their one-rings (a loop per point instead of arrays of (point, triangle) pairs) and its
   sign, with the same formulas in the same order.
-* ``pair_planes``: ``pairs.PairRows.planes`` for each substep.
+* ``pair_planes``: ``pairs.PairRows.planes`` for each substep; ``blend``: the contact points.
 """
 
 from __future__ import annotations
@@ -85,6 +85,18 @@ def pair_planes(own_indices, own_weights, own_positions, rows, other_indices, ot
         offset = min(offset, 0.5 * (offset + height))
         for k in range(3):
             out[i, k] = closest[k] + offset * normals[i, k]
+    return out
+
+
+@njit(cache=True)
+def blend(indices, weights, positions):
+    """p = Σₖ wₖ xₖ of every contact point (``pairs._contact_points``, its sums in its order):
+    float64 [contact_count, 3] [m]."""
+    out = np.empty((indices.shape[0], 3))
+    for c in range(indices.shape[0]):
+        for k in range(3):
+            out[c, k] = (((weights[c, 0] * positions[indices[c, 0], k] + weights[c, 1] * positions[indices[c, 1], k])
+                          + weights[c, 2] * positions[indices[c, 2], k]) + weights[c, 3] * positions[indices[c, 3], k])
     return out
 
 
@@ -204,15 +216,15 @@ def nearest_vertices(points, bounds, vertices, used, cell, count):
             best_v[r] = -1
         for k in range(3):
             home[k] = int(np.floor((points[i, k] - low[k]) / coarse))
+        limit = bounds[i] * bounds[i]
         near = False
         for a in range(max(home[0] - 1, 0), min(home[0] + 1, coarse_size[0] - 1) + 1):
             for b in range(max(home[1] - 1, 0), min(home[1] + 1, coarse_size[1] - 1) + 1):
                 for c in range(max(home[2] - 1, 0), min(home[2] + 1, coarse_size[2] - 1) + 1):
-                    if occupied[(a * coarse_size[1] + b) * coarse_size[2] + c]:
-                        near = True
+                    if occupied[(a * coarse_size[1] + b) * coarse_size[2] + c] and not near:
+                        near = _cube_gap(points, i, low, coarse, a, b, c) <= limit
         if not near:
             continue
-        limit = bounds[i] * bounds[i]
         for k in range(3):
             home[k] = int(np.floor((points[i, k] - low[k]) / cell))
         rings = int(bounds[i] / cell) + 1
@@ -232,13 +244,7 @@ def nearest_vertices(points, bounds, vertices, used, cell, count):
                             c += 1
                             continue
                         # the cube's nearest point: none of its vertices can be nearer
-                        gap = 0.0
-                        for k, index in ((0, a), (1, b), (2, c)):
-                            side = low[k] + index * cell  # (padded: a vertex rounded into the cube)
-                            below = side - points[i, k] - 1e-9 * cell
-                            above = points[i, k] - (side + cell) - 1e-9 * cell
-                            g = max(below, above, 0.0)
-                            gap += g * g
+                        gap = _cube_gap(points, i, low, cell, a, b, c)
                         if gap > limit or gap > best_d[count - 1]:
                             c += 1
                             continue
@@ -270,6 +276,18 @@ def nearest_vertices(points, bounds, vertices, used, cell, count):
         for r in range(count):
             out[i, r] = best_v[r]
     return out
+
+
+@njit(inline="always")
+def _cube_gap(points, i, low, cell, a, b, c):
+    """The squared distance [m²] from point i to the cube (a, b, c) of the grid of side ``cell`` from
+    ``low``, padded by 1e-9 of a cube (a vertex rounded into it stays in it)."""
+    gap = 0.0
+    for k, index in ((0, a), (1, b), (2, c)):
+        side = low[k] + index * cell
+        g = max(side - points[i, k] - 1e-9 * cell, points[i, k] - (side + cell) - 1e-9 * cell, 0.0)
+        gap += g * g
+    return gap
 
 
 @njit(cache=True)
@@ -367,7 +385,7 @@ def closest(points: np.ndarray, reach: np.ndarray, vertices: np.ndarray, triangl
                 np.zeros((0, 3)))
     longest = longest_edge(vertices, triangles)
     bounds = reach + longest
-    span = vertices[used].max(axis=0) - vertices[used].min(axis=0)
+    span = vertices.max(axis=0) - vertices.min(axis=0)  # (of all: only the cubes' size depends on it)
     cell = max(CELL_EDGES * longest, CELL_REACH * float(bounds.max()), 1e-9)
     cell = max(cell, float(np.prod(span + cell) / (CELLS_PER_VERTEX * used.shape[0])) ** (1.0 / 3.0))
     nearest = nearest_vertices(points, bounds, vertices, used, cell, nearest_count)
@@ -389,5 +407,6 @@ def warm_up() -> None:
     pair_planes(indices, weights, vertices, np.zeros(1, dtype=np.int64), indices, weights, vertices,
                 np.array([[0, 1, 2]], dtype=np.int64), np.full((1, 3), 1.0 / 3.0), np.array([[0.0, 0.0, 1.0]]),
                 np.zeros(1), 0.01)
+    blend(indices, weights, vertices)
     closest(np.array([[0.2, 0.2, 0.1]]), np.array([1.0]), vertices, np.array([[0, 1, 2]], dtype=np.int64),
             (np.array([0, 1, 2, 3], dtype=np.int64), np.array([0, 0, 0], dtype=np.int64)), 2, 1e-9, 1e-12)
