@@ -3,7 +3,8 @@
 #
 #   make venv        .venv with requirements-dev.txt (bpy 5.0.1, numpy, scipy, numba, pytest)
 #   make venv313     .venv313 with requirements-dev-py313.txt (bpy 5.2.3, the same for 3.13)
-#   make test        pytest over tests/ in both venvs, then make typecheck (what .ci/run runs)
+#   make test        pytest over tests/ in both venvs side by side, then make typecheck (what .ci/run
+#                    runs; TESTS=tests/test_x.py for fewer)
 #   make test311     pytest in .venv only (make test313: in .venv313 only)
 #   make typecheck   mypy over the Blender layer, in its own .venv-typecheck
 #   make build       extension zips into dist/, one per platform and Python version
@@ -43,6 +44,7 @@ TYPECHECK_TARGETS := -m tetrig -p tetrig.operators -p tetrig.panels -p tetrig.ru
 PLATFORMS ?=
 PYTHONS ?=
 MESH ?=
+TESTS ?= tests
 PRESSURE ?=
 
 .PHONY: venv venv313 test test311 test313 typecheck build demo jelly bench bench-surface real-blender-check clean \
@@ -70,21 +72,29 @@ $(VENV)/.stamp: requirements-dev.txt
 $(VENV313)/.stamp: requirements-dev-py313.txt
 	$(call make_venv,$(VENV313),$(PYTHON313),3.13,requirements-dev-py313.txt,5.2.3)
 
-# Both pytest runs and mypy always run; the status is a failure if any of them failed.
+# Both pytest runs and mypy always run; the status is a failure if any of them failed. The two
+# pytest runs go side by side (each is one process, mostly on one core: on a 2-core machine the pair
+# takes about as long as one), each into its own log, printed whole when both are done.
 test: venv venv313
-	@status=0; \
-	echo "== pytest in $(VENV): Python 3.11, bpy 5.0.1, NumPy 1.26 =="; \
-	$(VENV)/bin/python -m pytest -q tests || status=1; \
-	echo "== pytest in $(VENV313): Python 3.13, bpy 5.2.3, NumPy 2 =="; \
-	$(VENV313)/bin/python -m pytest -q tests || status=1; \
+	@status=0; logs=$$(mktemp -d); \
+	echo "== pytest in $(VENV) (Python 3.11, bpy 5.0.1, NumPy 1.26) and in $(VENV313) (Python 3.13," \
+		"bpy 5.2.3, NumPy 2), side by side =="; \
+	( $(VENV)/bin/python -m pytest -q $(TESTS) > $$logs/311.log 2>&1; echo $$? > $$logs/311.status ) & \
+	( $(VENV313)/bin/python -m pytest -q $(TESTS) > $$logs/313.log 2>&1; echo $$? > $$logs/313.status ) & \
+	wait; \
+	echo "== pytest in $(VENV): Python 3.11, bpy 5.0.1, NumPy 1.26 =="; cat $$logs/311.log; \
+	[ "$$(cat $$logs/311.status)" = 0 ] || status=1; \
+	echo "== pytest in $(VENV313): Python 3.13, bpy 5.2.3, NumPy 2 =="; cat $$logs/313.log; \
+	[ "$$(cat $$logs/313.status)" = 0 ] || status=1; \
+	rm -rf $$logs; \
 	$(MAKE) --no-print-directory typecheck || status=1; \
 	exit $$status
 
 test311: venv
-	$(VENV)/bin/python -m pytest -q tests
+	$(VENV)/bin/python -m pytest -q $(TESTS)
 
 test313: venv313
-	$(VENV313)/bin/python -m pytest -q tests
+	$(VENV313)/bin/python -m pytest -q $(TESTS)
 
 $(TYPECHECK_VENV)/.stamp: requirements-typecheck.txt
 	$(PYTHON311) -m venv $(TYPECHECK_VENV)
