@@ -19,7 +19,9 @@ halves add up to the whole, where each side taking all of it made the two surfac
 other (measured: the gap flipped sign every substep). A vertex that starts a frame inside the
 contact distance (pressed in) is let out gently: its plane starts at its depth and recedes at
 ``SEPARATION_SPEED``; one deeper inside the other body than the contact distance is where the
-bodies overlap (placed so), and is left there (``overlaps`` tells the Blender layer).
+bodies overlap (placed so), and is left there (``overlaps`` tells the Blender layer). An open
+surface (a Surface body's sheet) has two sides: a vertex's outside is the side it starts the frame on
+(``two_sided``), so a sheet holds another body from either side, as cloth does.
 
 The bodies step substep by substep together (each substep is ``loop.advance`` of one substep), all
 from the others' positions at the substep's start (a Jacobi exchange between bodies, so the order of
@@ -49,7 +51,7 @@ from . import backend, contacts, loop
 from .contacts import Rows
 from .model import Model, State
 from .plasticity import PlasticSettings
-from .settings import SimSettings
+from .settings import SimSettings, SurfaceMaterial
 
 # The contact distance between bodies [m]: a vertex closer than this to another body's surface is
 # pushed out to it (Blender Cloth's object and self-collision distances are 0.015 m by default).
@@ -96,6 +98,7 @@ class Member:
         plastic: its plasticity or ``None``.
         triangles: int32 [triangle_count, 3] or ``None``: its surface, as indices into its contact
             points, counterclockwise seen from outside (what the others touch).
+        surface: a Surface body's material (``loop.step``'s ``surface``), ``None`` for a cage.
     """
 
     model: Model
@@ -106,6 +109,7 @@ class Member:
     colliders: tuple[collision.Collider, ...] = ()
     plastic: PlasticSettings | None = None
     triangles: np.ndarray | None = None
+    surface: SurfaceMaterial | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,11 +184,18 @@ def step_members(members: Sequence[Member], contact: ContactSettings = ContactSe
         BackendUnavailable: ``use_kernel=True`` without a compiled kernel; what ``loop.step``
             raises.
     """
-    found = frame_pairs(members, contact, None if use_kernel is False else _compiled_search())
+    found = find_pairs(members, contact, use_kernel)
     if not any(found):
         return tuple(backend.step(m.model, m.state, m.settings, m.frame_dt, goals=m.goals, colliders=m.colliders,
-                                  use_kernel=use_kernel, plastic=m.plastic) for m in members)
+                                  use_kernel=use_kernel, surface=m.surface, plastic=m.plastic) for m in members)
     return step_coupled(members, found, contact, use_kernel)
+
+
+def find_pairs(members: Sequence[Member], contact: ContactSettings,
+               use_kernel: bool | None = None) -> list[list[PairRows]]:
+    """``frame_pairs`` searched as the members step: compiled where the kernel is (``use_kernel``
+    as ``backend.step``'s), else in NumPy; an empty list per member when none comes within reach."""
+    return frame_pairs(members, contact, None if use_kernel is False else _compiled_search())
 
 
 def frame_pairs(members: Sequence[Member], contact: ContactSettings,
@@ -302,21 +313,31 @@ def _pair_rows(surface: nearby.Surface, other: int, p: np.ndarray, reach: np.nda
     if near.shape[0] == 0:
         return None
     found, triangle, barycentric, distance, normal = nearby.closest(surface, p[near], reach[near], compiled)
+    if not closed:
+        distance, normal = two_sided(distance, normal)
     # A vertex deeper inside than the contact distance is where the bodies overlap (placed so): it
     # is left there, as is the vertex of the other body in it (module docstring).
     band = distance > -contact.thickness
     if not band.any():
         return None
     distance = distance[band]
-    outside = distance >= 0.0
-    if closed:
-        depths = np.full(outside.shape[0], np.inf)
-    else:  # below an open surface only as deep as the contact distance twice, unless it came from outside
-        depths = np.where(outside, np.inf, 2.0 * contact.thickness)
+    # at any depth: a closed surface's inside is the other body's, an open one's far side is not the
+    # vertex's (``two_sided``)
+    depths = np.full(distance.shape[0], np.inf)
     return PairRows(other=other, contacts=near[found[band]].astype(np.int64),
                     corners=surface.triangles[triangle[band]].astype(np.int64),
                     barycentric=barycentric[band], normals=normal[band], depths=depths,
                     allowances=np.maximum(contact.thickness - distance, 0.0))
+
+
+def two_sided(distance: np.ndarray, normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An open surface (a Surface body's sheet, an open mesh) has two sides, as cloth does: each
+    vertex's outside is the side it is on at the frame's start, its distance |d| and its normal
+    turned to it (``nearby.closest``'s signed ``distance`` float64 [k] [m] and ``normal`` float64
+    [k, 3]). One-sided, a vertex of another body under a sheet was pulled up through it (measured: a
+    sheet dropped on a ball, the ball flew up with it at 2.7 m/s)."""
+    side = np.where(distance < 0.0, -1.0, 1.0)
+    return distance * side, normal * side[:, None]
 
 
 def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]], contact: ContactSettings,
@@ -328,7 +349,7 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
     prepared = []
     for m in members:
         settings = dataclasses.replace(m.settings, substeps=substeps)
-        compiled = backend.choose(m.model, settings, None, use_kernel)
+        compiled = backend.choose(m.model, settings, m.surface, use_kernel)
         state = loop.with_rotations(m.model, m.state)
         model = loop.with_state_rest(m.model, state)
         base = contacts.candidate_rows(model, state, settings, m.colliders, m.frame_dt, compiled)
@@ -342,7 +363,7 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
             rows = [*base, *(rows.rows(model, current[index].positions, prepared[rows.other][0],
                                        current[rows.other].positions, contact, elapsed) for rows in pair_rows)]
             plans.append(contacts.assemble(model, rows, m.frame_dt / substeps, compiled))
-        current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, None, substep=s)
+        current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, m.surface, substep=s)
                    for (model, settings, compiled, *_), m, state, plan in zip(prepared, members, current, plans)]
     return tuple(loop.finish(m.model, model, start, new, settings, m.frame_dt, plan, compiled, m.plastic)
                  for (model, settings, compiled, start, _), m, new, plan in zip(prepared, members, current, plans))
