@@ -18,7 +18,8 @@ from . import solver
 from .body import Control
 from .errors import TetRigInputError
 from .solver import pairs
-from .touching_members import MemberBody, frame_member, step_in_substeps, tears
+from .touching_members import MemberBody, frame_member, step_alone, step_in_substeps, tears
+from .touching_members import shown as member_shown
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class TouchingBodies:
     def shown(self, state: TouchingState) -> tuple[Any, ...]:
         """What each member shows (``CageBody.shown``: float64 [Q, 3] [m]; ``SurfaceSim.shown``: its
         ``SplitMesh``)."""
-        return tuple(body.shown(s) for body, s in zip(self.members, state.states, strict=True))
+        return tuple(member_shown(body, s) for body, s in zip(self.members, state.states, strict=True))
 
 
 def step_together(bodies: Sequence[MemberBody], states: Sequence[solver.State], controls: Sequence[Control],
@@ -98,7 +99,7 @@ def step_together(bodies: Sequence[MemberBody], states: Sequence[solver.State], 
     members = [frame_member(body, state, control) for body, state, control in zip(bodies, states, controls)]
     found = pairs.find_pairs(members, contact, use_kernel)
     if not any(found):  # as each alone: its own step (a Surface body that tears, substep by substep)
-        return tuple(body.step(state, control) for body, state, control in zip(bodies, states, controls))
+        return tuple(step_alone(body, state, control) for body, state, control in zip(bodies, states, controls))
     if any(tears(body) for body in bodies):
         return step_in_substeps(bodies, states, controls, contact, use_kernel)
     return pairs.step_coupled(members, found, contact, use_kernel)

@@ -17,7 +17,7 @@ and split faces are in the next substep's contacts), and every member that can t
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence, Union
+from typing import Any, Sequence, Union
 
 import numpy as np
 
@@ -76,6 +76,27 @@ def frame_member(body: MemberBody, state: solver.State, control: Control) -> pai
                         surface_triangles(body, current), body.material)
 
 
+def step_alone(body: MemberBody, state: solver.State, control: Control) -> solver.State:
+    """One frame of ``body`` as it steps alone (``CageBody.step``, ``SurfaceSim.step``).
+
+    Raises:
+        what the body's ``step`` raises.
+    """
+    if isinstance(body, SurfaceSim):
+        assert isinstance(state, SurfaceState)
+        return body.step(state, control)
+    return body.step(state, control)
+
+
+def shown(body: MemberBody, state: solver.State) -> Any:
+    """What ``body`` shows at ``state``: a cage's control points float64 [Q, 3] [m], a Surface body's
+    ``SplitMesh``."""
+    if isinstance(body, SurfaceSim):
+        assert isinstance(state, SurfaceState)
+        return body.shown(state)
+    return body.shown(state)
+
+
 def tears(body: MemberBody) -> bool:
     """Whether ``body`` is a Surface body that can tear."""
     return isinstance(body, SurfaceSim) and body.tear is not None
@@ -111,4 +132,4 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
     return tuple(current)
 
 
-__all__ = ["MemberBody", "frame_member", "step_in_substeps", "surface_triangles", "tears"]
+__all__ = ["MemberBody", "frame_member", "shown", "step_alone", "step_in_substeps", "surface_triangles", "tears"]
