@@ -1,6 +1,6 @@
 """The Collisions subpanel of Simulation (closed by default): the ground, the collision objects
-and the speed limit; and its Soft Bodies subpanel (cage bodies): whether the body touches the other
-TetRig soft bodies of its scene (``runtime/cage/touching``), how far apart they rest, which
+and the speed limit; and its Soft Bodies subpanel (cage and Surface bodies): whether the body touches
+the other TetRig soft bodies of its scene (``runtime/common/touching``), how far apart they rest, which
 Collision Collection limits them, and which bodies it is simulated with. A Collision modifier
 TetRig does not use is named with what happens instead (``scene_inputs.unused_collisions``)."""
 
@@ -10,9 +10,7 @@ from typing import Any
 
 import bpy
 
-from ..runtime import scene as driver
-from ..runtime.cage import touching
-from ..runtime.common import scene_inputs
+from ..runtime.common import scene_inputs, touching
 from ..runtime.common.properties import ROLE_SOURCE, object_settings
 from .main import SoftBodySubpanel, _target, _toggled, wrapped_label
 
@@ -37,9 +35,9 @@ class TETRIG_PT_soft_body_collisions(SoftBodySubpanel):
     header_toggle = "use_soft_bodies"
 
     @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:  # cage bodies touch each other (issue 21)
+    def poll(cls, context: bpy.types.Context) -> bool:  # cage and Surface bodies touch each other (issue 21)
         obj = _target(context)
-        return obj is not None and object_settings(obj).role == ROLE_SOURCE and not object_settings(obj).surface_bound
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE
 
     def draw(self, context: bpy.types.Context) -> None:
         """Distance and Collision Collection, then which bodies this one is simulated with."""
@@ -47,7 +45,7 @@ class TETRIG_PT_soft_body_collisions(SoftBodySubpanel):
         obj = _target(context)
         if obj is None or self.layout is None or context.scene is None or not object_settings(obj).use_soft_bodies:
             return
-        names = [o.name for o in touching.partners(obj, touching.candidates(driver.CAGE, context.scene)) if o != obj]
+        names = [o.name for o in touching.partners(obj, touching.candidates(context.scene)) if o != obj]
         if names:
             text = "Simulated together with " + ", ".join(names[:3]) + (
                 f" and {len(names) - 3} more" if len(names) > 3 else "")

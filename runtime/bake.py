@@ -13,7 +13,7 @@ or baked again, like a baked point cache in Blender. A render farm renders exact
 a stray click on a setting never changes a final render silently. Frames outside the baked range
 are simulated live, as if there were no bake.
 
-Bodies that touch (``cage/touching``) are baked as a set: baking one bakes its partners too, each
+Bodies that touch (``common/touching``) are baked as a set: baking one bakes its partners too, each
 from the set's frame cache, and a partner's change outdates the bakes of the whole set.
 
 Jobs run a few frames at a time (``BakeJob.step``) so the modal operator stays responsive, or all
@@ -30,11 +30,10 @@ import bpy
 import numpy as np
 
 from . import scene as scene_driver
-from .common import bake_store, edits, frames, scene_inputs
+from .common import bake_store, edits, frames, scene_inputs, touching
 from .common.animation import rest_world_matrix
 from .common.properties import ROLE_SOURCE, is_surface, object_settings
 from .common.soft_body import all_soft_bodies
-from .cage import touching
 from .surface import bake_frames
 
 # Frames between progress lines of a bake run without a window.
@@ -231,8 +230,8 @@ class BakeJob:
                  frame_start: int | None = None, frame_end: int | None = None) -> None:
         if not objects:
             raise BakeError("No soft body to bake")
-        # a set of touching bodies is baked whole (``cage/touching``): its members move together
-        objects = touching.with_partners(scene_driver.CAGE, scene, objects)
+        # a set of touching bodies is baked whole (``common/touching``): its members move together
+        objects = touching.with_partners(scene, objects)
         for obj in objects:
             problem = bakeable(obj)
             if problem:

@@ -7,8 +7,9 @@ Per frame and scene (``update``, from the frame-change handler), in order:
    Then the inputs of every earlier frame any body needs, read in one visit of each frame for all
    bodies (``frames.sample``): stepping never moves the scene's frame.
 2. **States.** Each body's state at the frame: the bake, the frame cache, or steps from the latest
-   cached frame. Cage soft bodies that touch (Soft Bodies on, the same Collision Collection) step
-   together as one set with one frame cache (``cage/touching``); a body alone steps as it always did.
+   cached frame. Soft bodies that touch (cage and Surface bodies with Soft Bodies on and the same
+   Collision Collection) step together as one set with one frame cache (``common/touching``); a body
+   alone steps as it always did.
 3. **Writes.** Each body shows its state (``tetrig_offset``, a tear, a rig's target empties).
 
 A body that cannot be simulated (a stale binding, a refused setting, inputs that cannot be read
@@ -28,16 +29,17 @@ from typing import Any
 
 import bpy
 
-from .cage import touching
 from .cage.kind import KIND as CAGE
 from ..tetrig_addon.errors import TetRigInputError
-from .common import edits, frames, hooks, redraw, scene_inputs
+from .common import edits, frames, hooks, redraw, scene_inputs, touching
 from .jiggle.kind import KIND as JIGGLE
 from .jiggle import rig as jiggle_rig
 from .surface.kind import KIND as SURFACE
 
 # The kinds, in the order a frame updates them (soft bodies before the rigs, as before).
 KINDS: tuple[Any, ...] = (CAGE, SURFACE, JIGGLE)
+# The kinds whose bodies touch each other in sets (issue 21).
+touching.use_kinds((CAGE, SURFACE))
 
 
 def kind_of(obj: bpy.types.Object) -> Any | None:
@@ -92,7 +94,8 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
                 kind.adopt(kind.objects(scene))
     frame, t = scene.frame_current, float(scene.frame_subframe)
     between = t > 0.0
-    grouped = {o.session_uid: i for i, members in enumerate(touching.groups(CAGE.objects(scene))) for o in members}
+    grouped = {o.session_uid: i for i, members in enumerate(touching.groups(touching.candidates(scene)))
+               for o in members}
     sets: dict[int, list[_Body]] = {}
     live: list[list[_Body]] = []  # units stepped together: one body alone, or a set of touching bodies
     shown: list[tuple[bpy.types.Object, Any, frames.Slot, Any]] = []
@@ -121,7 +124,7 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
         if baked is not None:
             shown.append((obj, kind, slot, baked))
         body = _Body(obj, kind, slot, prepared, inputs, baked is None)
-        if kind is CAGE and obj.session_uid in grouped:
+        if obj.session_uid in grouped:
             sets.setdefault(grouped[obj.session_uid], []).append(body)
         elif body.live:
             live.append([body])
@@ -177,7 +180,7 @@ class _Body:
 
 
 def _members(unit: list[_Body]) -> list[touching.Member]:
-    return [touching.Member(b.obj, b.slot, b.prepared) for b in unit]
+    return [touching.Member(b.obj, b.kind, b.slot, b.prepared) for b in unit]
 
 
 def _plan(scene: bpy.types.Scene, unit: list[_Body], frame: int) -> list[list[int]]:
@@ -185,7 +188,7 @@ def _plan(scene: bpy.types.Scene, unit: list[_Body], frame: int) -> list[list[in
     if len(unit) == 1:
         b = unit[0]
         return [frames.plan(b.kind, b.slot, b.obj, scene, b.prepared, frame)]
-    return touching.plan(CAGE, _members(unit), scene, frame)
+    return touching.plan(_members(unit), scene, frame)
 
 
 def _states(scene: bpy.types.Scene, unit: list[_Body], frame: int) -> list[Any]:
@@ -193,7 +196,7 @@ def _states(scene: bpy.types.Scene, unit: list[_Body], frame: int) -> list[Any]:
     if len(unit) == 1:
         b = unit[0]
         return [frames.state(b.kind, b.slot, b.obj, scene, b.prepared, frame)]
-    return list(touching.state(CAGE, _members(unit), scene, frame).states)
+    return list(touching.state(_members(unit), scene, frame).states)
 
 
 def _sample(scene: bpy.types.Scene, live: list[list[_Body]], frame: int, between: bool,

@@ -1,4 +1,4 @@
-"""Soft bodies that touch (issue 21; ``runtime/cage/touching``): cage soft bodies of one scene with
+"""Soft bodies that touch (issue 21; ``runtime/common/touching``): cage soft bodies of one scene with
 Soft Bodies on and the same Collision Collection step together as one set, with one frame cache;
 a body alone, or with Soft Bodies off, steps exactly as before sets existed (real bpy module)."""
 
@@ -116,8 +116,7 @@ def test_a_set_jumped_to_equals_the_set_played_and_its_bake(bpy):
 
 
 def test_bodies_in_different_scenes_are_never_one_set(bpy):
-    from tetrig.runtime import scene as driver
-    from tetrig.runtime.cage import touching
+    from tetrig.runtime.common import touching
     from tetrig.runtime.common import frames
 
     scene = bpy.context.scene
@@ -126,21 +125,20 @@ def test_bodies_in_different_scenes_are_never_one_set(bpy):
     other.frame_start, other.frame_end = 1, 120
     other.collection.objects.link(b)
     scene.collection.objects.unlink(b)
-    assert touching.groups(driver.CAGE.objects(scene)) == []
-    assert touching.groups(driver.CAGE.objects(other)) == []
+    assert touching.groups(touching.candidates(scene)) == []
+    assert touching.groups(touching.candidates(other)) == []
     play(bpy, (a,), range(1, 4))
     assert frames.find(a).shared is None
 
 
 def test_a_collision_collection_restricts_who_is_in_a_set(bpy):
-    from tetrig.runtime import scene as driver
-    from tetrig.runtime.cage import touching
+    from tetrig.runtime.common import touching
 
     scene = bpy.context.scene
     a, b, c = cube(bpy, "A", -2.0), cube(bpy, "B", 0.0), cube(bpy, "C", 2.0)
 
     def sets() -> list[list[str]]:
-        return [[o.name for o in members] for members in touching.groups(driver.CAGE.objects(scene))]
+        return [[o.name for o in members] for members in touching.groups(touching.candidates(scene))]
 
     assert sets() == [["A", "B", "C"]]
     group = bpy.data.collections.new("Touching")

@@ -29,7 +29,7 @@ def test_a_new_soft_body_takes_todays_defaults_and_keeps_them_through_save_and_r
     from tetrig.runtime.common.soft_body import sim_settings
 
     obj = ball(bpy)
-    assert obj.tetrig.settings_version == versioning.SETTINGS_VERSION == 2
+    assert obj.tetrig.settings_version == versioning.SETTINGS_VERSION == 3
     settings = sim_settings(obj, bpy.context.scene)
     assert (settings.global_iterations, settings.integrator) == (3, "BDF2")
     path = str(tmp_path / "today.blend")
@@ -57,7 +57,7 @@ def test_a_soft_body_saved_before_the_change_keeps_the_old_defaults_it_never_set
     old, chosen = bpy.data.objects["Old"], bpy.data.objects["Chosen"]
     assert (old.tetrig.global_iterations, old.tetrig.integrator) == (0, "IMPLICIT_EULER")
     assert (chosen.tetrig.global_iterations, chosen.tetrig.integrator) == (2, "IMPLICIT_EULER")
-    assert old.tetrig.settings_version == chosen.tetrig.settings_version == 2
+    assert old.tetrig.settings_version == chosen.tetrig.settings_version == 3
     settings = sim_settings(old, bpy.context.scene)
     assert (settings.global_iterations, settings.integrator) == (0, "IMPLICIT_EULER")
     # saved again and reopened, it stays as it was (now written and stamped)
@@ -86,8 +86,7 @@ def test_soft_bodies_saved_before_they_could_touch_keep_passing_through_each_oth
     """Settings version 2 (issue 21): Soft Bodies, on by default, is off for a soft body saved by a
     TetRig of version 1, so an old file's bodies step alone as they did; its version-1 settings
     (Global Iterations, BDF2) stay as they were; a body of today keeps Soft Bodies on."""
-    from tetrig.runtime import scene as driver
-    from tetrig.runtime.cage import touching
+    from tetrig.runtime.common import touching
 
     old = ball(bpy, "Old")
     other = ball(bpy, "Other", x=3.0)
@@ -100,8 +99,34 @@ def test_soft_bodies_saved_before_they_could_touch_keep_passing_through_each_oth
     bpy.ops.wm.open_mainfile(filepath=path)
     old, other = bpy.data.objects["Old"], bpy.data.objects["Other"]
     assert not old.tetrig.use_soft_bodies and not other.tetrig.use_soft_bodies
-    assert old.tetrig.settings_version == 2
+    assert old.tetrig.settings_version == 3
     assert (old.tetrig.global_iterations, old.tetrig.integrator) == (3, "BDF2")
-    assert touching.groups(driver.CAGE.objects(bpy.context.scene)) == []
+    assert touching.groups(touching.candidates(bpy.context.scene)) == []
     today = ball(bpy, "Today", x=-3.0)
     assert today.tetrig.use_soft_bodies
+
+
+def test_surface_bodies_saved_before_they_could_touch_keep_passing_through_soft_bodies(bpy, tmp_path):
+    """Settings version 3 (issue 21, Surface bodies join sets): a Surface body saved by a TetRig of
+    version 2, where Soft Bodies was on but meant nothing for it, gets it off; a cage body of
+    version 2 keeps it on (it touched already); a Surface body of today has it on."""
+    from tetrig.runtime.common import touching
+
+    cage = ball(bpy, "Cage")
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=12, ring_count=6, radius=0.3, location=(3.0, 0.0, 1.0))
+    sheet = bpy.context.active_object
+    sheet.name = "Surface"
+    sheet.tetrig.body_type = "SURFACE"
+    assert bpy.ops.tetrig.setup_surface() == {"FINISHED"}
+    assert sheet.tetrig.settings_version == 3 and sheet.tetrig.use_soft_bodies
+    assert touching.groups(touching.candidates(bpy.context.scene)) == [[cage, sheet]]
+    for obj in (cage, sheet):
+        obj.tetrig.settings_version = 2
+        obj.tetrig.property_unset("use_soft_bodies")
+    path = str(tmp_path / "version2.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    cage, sheet = bpy.data.objects["Cage"], bpy.data.objects["Surface"]
+    assert cage.tetrig.use_soft_bodies and not sheet.tetrig.use_soft_bodies
+    assert cage.tetrig.settings_version == sheet.tetrig.settings_version == 3
+    assert touching.groups(touching.candidates(bpy.context.scene)) == []

@@ -1,7 +1,8 @@
 """Bodies that touch: the soft bodies of a scene stepped together, so that they collide with each
 other (``step_together``).
 
-A set of cage soft bodies (``cage.CageBody``) that can touch is one ``TouchingBodies``, a
+A set of soft bodies that can touch, cage soft bodies (``cage.CageBody``) and Surface bodies
+(``surface.SurfaceSim``, ``touching_members`` says what each kind is to the set), is one ``TouchingBodies``, a
 ``body.Body`` whose state is the tuple of its members' states (``TouchingState``), so the frame
 cache, bakes and jumps treat the set as one thing and frame F stays a function of the scene and F
 alone. A frame in which no member's surface comes near another's steps every member exactly as it
@@ -11,15 +12,14 @@ steps alone; otherwise ``solver.pairs`` makes the contacts between them (see the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
-
-import numpy as np
+from typing import Any, Sequence
 
 from . import solver
 from .body import Control
-from .cage.body import CageBody
 from .errors import TetRigInputError
 from .solver import pairs
+from .touching_members import MemberBody, frame_member, step_alone, step_in_substeps, tears
+from .touching_members import shown as member_shown
 
 
 @dataclass(frozen=True)
@@ -43,15 +43,16 @@ class TouchingState:
 
 @dataclass(frozen=True, eq=False)
 class TouchingBodies:
-    """Cage soft bodies stepped together so that they collide (a ``body.Body`` of a set).
+    """Soft bodies stepped together so that they collide (a ``body.Body`` of a set).
 
     Attributes:
-        members: the bodies, each with its surface triangles (``CageBody.triangles``); a member
-            without them still touches the others with its vertices but cannot be touched.
+        members: the bodies: cage soft bodies, each with its surface triangles (``CageBody.triangles``;
+            one without them still touches the others with its vertices but cannot be touched), and
+            Surface bodies (``SurfaceSim``: its particles and its faces).
         contact: ``pairs.ContactSettings``: the contact distance and Coulomb friction between them.
     """
 
-    members: tuple[CageBody, ...]
+    members: tuple[MemberBody, ...]
     contact: pairs.ContactSettings = pairs.ContactSettings()
 
     def __post_init__(self) -> None:
@@ -66,15 +67,16 @@ class TouchingBodies:
         """One frame of the whole set (``step_together``)."""
         return TouchingState(step_together(self.members, state.states, controls, self.contact, use_kernel))
 
-    def shown(self, state: TouchingState) -> tuple[np.ndarray, ...]:
-        """What each member shows (``CageBody.shown``): float64 [Q, 3] [m] each."""
-        return tuple(body.shown(s) for body, s in zip(self.members, state.states, strict=True))
+    def shown(self, state: TouchingState) -> tuple[Any, ...]:
+        """What each member shows (``CageBody.shown``: float64 [Q, 3] [m]; ``SurfaceSim.shown``: its
+        ``SplitMesh``)."""
+        return tuple(member_shown(body, s) for body, s in zip(self.members, state.states, strict=True))
 
 
-def step_together(bodies: Sequence[CageBody], states: Sequence[solver.State], controls: Sequence[Control],
+def step_together(bodies: Sequence[MemberBody], states: Sequence[solver.State], controls: Sequence[Control],
                   contact: pairs.ContactSettings = pairs.ContactSettings(),
                   use_kernel: bool | None = None) -> tuple[solver.State, ...]:
-    """One frame of cage soft bodies that may touch each other.
+    """One frame of soft bodies (cage and Surface bodies) that may touch each other.
 
     Args:
         bodies: the members; ``states``, ``controls``: one each, in the same order (not modified).
@@ -85,28 +87,31 @@ def step_together(bodies: Sequence[CageBody], states: Sequence[solver.State], co
         The members' states at the frame's end. When no member's contact vertices come within
         reach of another member's surface during the frame, each is exactly ``body.step(state,
         control)`` (the same numbers as a body alone); otherwise the members step substep by
-        substep together (``pairs``).
+        substep together (``pairs``), or, with a Surface member that tears, as frames of one
+        substep each (``touching_members.step_in_substeps``).
 
     Raises:
-        TetRigInputError: lengths that differ; what ``solver.step`` raises.
+        TetRigInputError: lengths that differ; a Surface body's settings out of range; what
+            ``solver.step`` raises.
     """
     if not len(bodies) == len(states) == len(controls):
         raise TetRigInputError("Each touching body needs its own state and control.")
-    members = []
-    for body, state, control in zip(bodies, states, controls):
-        model, settings = body.frame_model(control)
-        members.append(pairs.Member(model, state, settings, control.frame_dt, control.goals,
-                                    tuple(control.colliders), body.plastic, body.triangles))
-    return pairs.step_members(members, contact, use_kernel)
+    members = [frame_member(body, state, control) for body, state, control in zip(bodies, states, controls)]
+    found = pairs.find_pairs(members, contact, use_kernel)
+    if not any(found):  # as each alone: its own step (a Surface body that tears, substep by substep)
+        return tuple(step_alone(body, state, control) for body, state, control in zip(bodies, states, controls))
+    if any(tears(body) for body in bodies):
+        return step_in_substeps(bodies, states, controls, contact, use_kernel)
+    return pairs.step_coupled(members, found, contact, use_kernel)
 
 
-def overlapping(bodies: Sequence[CageBody], states: Sequence[solver.State],
+def overlapping(bodies: Sequence[MemberBody], states: Sequence[solver.State],
                 contact: pairs.ContactSettings = pairs.ContactSettings()) -> list[tuple[int, int]]:
     """(a, b) for every two members where ``a``'s surface is deeper inside ``b``'s than the contact
     distance in ``states`` (``pairs.overlaps``): there they stay overlapping."""
-    members = [pairs.Member(body.model, state, body.settings, 1.0, triangles=body.triangles)
-               for body, state in zip(bodies, states, strict=True)]
-    return pairs.overlaps(members, contact)
+    still = Control(1.0, (0.0, 0.0, 0.0))
+    return pairs.overlaps([frame_member(body, state, still) for body, state in zip(bodies, states, strict=True)],
+                          contact)
 
 
 __all__ = ["TouchingBodies", "TouchingState", "overlapping", "step_together"]

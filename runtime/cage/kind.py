@@ -18,13 +18,13 @@ from ...tetrig_addon import solver
 from ...tetrig_addon.body import Control
 from ...tetrig_addon.cage import CageBody
 from ...tetrig_addon.fingerprint import fingerprint
-from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs
-from ..common.animation import frame_dt, recorded_rest_matrix, rest_world_matrix
+from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs, touching
+from ..common.animation import frame_dt, rest_world_matrix
 from ..common.properties import ROLE_SOURCE, is_surface, object_settings
 from ..common.soft_body import (StaleBindingError, in_edit_mode, others_sharing, read_input, sim_settings,
                                 soft_bodies)
 from ..common.soft_kind import SoftBodyKind
-from . import cage_object, instances, model, quality_pass, touching
+from . import cage_object, instances, model, quality_pass
 from .model import Prepared
 
 
@@ -165,11 +165,15 @@ class CageKind(SoftBodyKind):
             TetRigInputError (a ValueError): a setting out of range.
         """
         own = model.motion_key(obj, scene, world, fresh)
-        objects = touching.partners(obj, touching.candidates(self, scene))
-        if not objects:  # alone: the fingerprint of before sets existed (its bakes stay current)
-            return fingerprint(own)
-        return fingerprint((own, touching.set_key(objects, scene, lambda o: own if o == obj else model.motion_key(
-            o, scene, recorded_rest_matrix(o), fresh))))
+        partners = touching.bake_key(obj, scene, own, fresh)
+        # alone: the fingerprint of before sets existed (its bakes stay current)
+        return fingerprint(own) if partners is None else fingerprint((own, partners))
+
+    @staticmethod
+    def saved_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, fresh: bool = False) -> tuple:
+        """What the motion depends on as saved in the .blend (``model.motion_key``): a partner's part of
+        a set's bake fingerprints (``touching.bake_key``)."""
+        return model.motion_key(obj, scene, world, fresh)
 
     @staticmethod
     def bake_rest(obj: bpy.types.Object) -> np.ndarray:
@@ -206,13 +210,13 @@ KIND = CageKind()
 def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
              depsgraph: bpy.types.Depsgraph) -> tuple[frames.Slot, solver.State, scene_inputs.FrameInputs]:
     """(slot, state at ``frame``, that frame's inputs) of a cage soft body, stepped in its set of
-    touching bodies when it has one (``touching.state_at``), else alone (``frames.state_at``).
+    touching bodies when it has one (``common/touching.state_at``), else alone (``frames.state_at``).
 
     Raises:
         StaleBindingError, ValueError, scene_inputs.InputsUnavailable: a broken body (or member), or
         frames to sample during a render.
     """
-    found = touching.state_at(KIND, obj, scene, frame, depsgraph)
+    found = touching.state_at(obj, scene, frame, depsgraph)
     return found if found is not None else frames.state_at(KIND, obj, scene, frame, depsgraph)
 
 

@@ -93,7 +93,7 @@ class Slot(Generic[P, I]):
     warning: str = ""  # the last warning, for the panel (``status``)
     inputs_changed: bool = False  # a baked frame was shown whose scene inputs changed since baking
     layout: Any = None  # how the model read the records (``BodyKind.input_layout``): others are dropped
-    # the frame cache of the set of touching bodies it steps in (``runtime/cage/touching``), which
+    # the frame cache of the set of touching bodies it steps in (``runtime/common/touching``), which
     # every member's slot holds; ``None`` while it steps alone
     shared: FrameCache | None = None
 

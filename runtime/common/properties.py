@@ -308,7 +308,7 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         name="Colliders", default=True,
         description="Collide with mesh objects that have Collision physics (their Thickness Outer, "
                     "Thickness Inner and Friction)")
-    # Bodies that touch (issue 21, ``runtime/cage/touching``): cage soft bodies of one scene with
+    # Bodies that touch (issue 21, ``runtime/common/touching``): soft bodies (cage, Surface) of a scene with
     # Soft Bodies on and the same Collision Collection are stepped together and collide
     use_soft_bodies: BoolProperty(  # type: ignore[valid-type]
         name="Soft Bodies", default=True,

@@ -96,7 +96,7 @@ def collision_objects(scene: bpy.types.Scene, obj: bpy.types.Object) -> list[bpy
     """Mesh objects of the scene with Collision physics turned on, other than TetRig soft bodies
     and cages: a soft body's shape at a frame depends on its own simulation, which reading another
     frame's inputs does not run, so soft bodies are never colliders; they touch each other by being
-    stepped together (``runtime/cage/touching``, their Soft Bodies setting)."""
+    stepped together (``runtime/common/touching``, their Soft Bodies setting)."""
     if not object_settings(obj).use_colliders:
         return []
     return [o for o in scene.objects

@@ -19,7 +19,7 @@ from .properties import ROLE_SOURCE, object_settings
 
 # The version new soft bodies are made with, and what each version changed: the properties whose
 # default changed, with the value they had before (which a soft body of an older version keeps).
-SETTINGS_VERSION = 2
+SETTINGS_VERSION = 3
 _OLD_DEFAULTS: dict[int, dict[str, object]] = {
     # Global Iterations 3 and BDF2 (issue 24: stiff bodies bend at their true speed), from 0 and
     # implicit Euler
@@ -27,7 +27,12 @@ _OLD_DEFAULTS: dict[int, dict[str, object]] = {
     # Soft Bodies (issue 21: soft bodies touch each other), new and on: bodies of older files passed
     # through each other, and keep doing so
     2: {"use_soft_bodies": False},
+    # Surface bodies join sets of touching bodies (issue 21): one saved before passed through the other
+    # soft bodies, whatever its Soft Bodies said (the switch was the cages'), and keeps doing so
+    3: {"use_soft_bodies": False},
 }
+# The versions whose old defaults are only Surface bodies' (a cage of version 2 already touched).
+_SURFACE_ONLY = {3}
 
 
 def stamp(obj: bpy.types.Object) -> None:
@@ -50,6 +55,8 @@ def upgrade(objects: Iterable[bpy.types.Object]) -> int:
         if obj.library is not None or obj.override_library is not None:
             continue  # a linked object cannot be written; it reads the current defaults
         for version in range(settings.settings_version + 1, SETTINGS_VERSION + 1):
+            if version in _SURFACE_ONLY and not settings.surface_bound:
+                continue
             for name, old in _OLD_DEFAULTS[version].items():
                 if not settings.is_property_set(name):
                     setattr(settings, name, old)

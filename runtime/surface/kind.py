@@ -11,7 +11,8 @@ the torn edges are part of each frame's ``SurfaceState``.
 What it reads from the scene is the cages' (``scene_inputs``): the object's world matrix, which
 its goals and pins follow when it is animated, the collision objects, and, for a mesh posed by
 modifiers before TetRig (an Armature), each frame's posed vertices, which are then the goals. The
-rest shape stays the mesh's own: the posed input pulls through the goals and pins. Torn edges are
+rest shape stays the mesh's own: the posed input pulls through the goals and pins. With Soft Bodies on,
+it touches the other soft bodies of its set as a cage soft body does (``common/touching``). Torn edges are
 shown by ``tear_display``.
 
 Units: the engine works in metres, world space; Blender lengths × the scene's unit scale.
@@ -29,7 +30,8 @@ from ...tetrig_addon.body import Control
 from ...tetrig_addon.fingerprint import fingerprint
 from ...tetrig_addon.solver import SurfaceMaterial
 from ...tetrig_addon.surface import SurfaceBody, SurfaceSim, SurfaceState, TearSettings
-from ..common import bake_store, binding_store, compiled_solver, edits, frames, mesh_io, scene_inputs, stack
+from ..common import (bake_store, binding_store, compiled_solver, edits, frames, mesh_io, scene_inputs, stack,
+                      touching)
 from ..common.animation import frame_dt, rest_world_matrix
 from ..common.properties import is_surface, object_settings, plastic_settings
 from ..common.soft_kind import SoftBodyKind
@@ -287,7 +289,16 @@ class SurfaceKind(SoftBodyKind):
         Raises:
             TetRigInputError (a ValueError): a setting out of range.
         """
-        return fingerprint(motion_key(obj, scene, world, fresh))
+        own = motion_key(obj, scene, world, fresh)
+        partners = touching.bake_key(obj, scene, own, fresh)
+        # alone: the fingerprint of before sets existed (its bakes stay current)
+        return fingerprint(own) if partners is None else fingerprint((own, partners))
+
+    @staticmethod
+    def saved_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, fresh: bool = False) -> tuple:
+        """What the motion depends on as saved in the .blend (``motion_key``): a partner's part of a
+        set's bake fingerprints (``touching.bake_key``)."""
+        return motion_key(obj, scene, world, fresh)
 
     @staticmethod
     def bake_rest(obj: bpy.types.Object) -> np.ndarray:
@@ -340,11 +351,14 @@ def show_rest(obj: bpy.types.Object) -> None:
 def frame_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
              depsgraph: bpy.types.Depsgraph) -> tuple[SurfaceFrame, scene_inputs.FrameInputs, SurfacePrepared]:
     """The simulated ``SurfaceFrame`` of ``obj`` at ``frame``, that frame's inputs and the body
-    (bakes).
+    (bakes), stepped in its set of touching bodies when it has one (``touching.state_at``), else
+    alone (``frames.state_at``).
 
     Raises:
-        TetRigInputError, StaleBindingError, scene_inputs.InputsUnavailable: as live playback.
+        TetRigInputError, StaleBindingError, scene_inputs.InputsUnavailable: as live playback (of a
+        member of its set too).
     """
-    slot, state, inputs = frames.state_at(KIND, obj, scene, frame, depsgraph)
+    found = touching.state_at(obj, scene, frame, depsgraph)
+    slot, state, inputs = found if found is not None else frames.state_at(KIND, obj, scene, frame, depsgraph)
     return KIND.shown(obj, scene, slot.prepared, state, inputs), inputs, slot.prepared
 

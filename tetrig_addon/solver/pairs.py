@@ -19,7 +19,9 @@ halves add up to the whole, where each side taking all of it made the two surfac
 other (measured: the gap flipped sign every substep). A vertex that starts a frame inside the
 contact distance (pressed in) is let out gently: its plane starts at its depth and recedes at
 ``SEPARATION_SPEED``; one deeper inside the other body than the contact distance is where the
-bodies overlap (placed so), and is left there (``overlaps`` tells the Blender layer).
+bodies overlap (placed so), and is left there (``overlaps`` tells the Blender layer). An open
+surface (a Surface body's sheet) has two sides: a vertex's outside is the side it starts the frame on
+(``pair_surfaces.two_sided``), so a sheet holds another body from either side, as cloth does.
 
 The bodies step substep by substep together (each substep is ``loop.advance`` of one substep), all
 from the others' positions at the substep's start (a Jacobi exchange between bodies, so the order of
@@ -45,11 +47,11 @@ from .. import colliders as collision
 from ..colliders import nearby
 from ..lazy_kernel import KernelUnavailable, LazyKernel
 from ..errors import TetRigInputError
-from . import backend, contacts, loop
+from . import backend, contacts, loop, pair_surfaces
 from .contacts import Rows
 from .model import Model, State
 from .plasticity import PlasticSettings
-from .settings import SimSettings
+from .settings import SimSettings, SurfaceMaterial
 
 # The contact distance between bodies [m]: a vertex closer than this to another body's surface is
 # pushed out to it (Blender Cloth's object and self-collision distances are 0.015 m by default).
@@ -99,6 +101,7 @@ class Member:
         plastic: its plasticity or ``None``.
         triangles: int32 [triangle_count, 3] or ``None``: its surface, as indices into its contact
             points, counterclockwise seen from outside (what the others touch).
+        surface: a Surface body's material (``loop.step``'s ``surface``), ``None`` for a cage.
     """
 
     model: Model
@@ -109,6 +112,7 @@ class Member:
     colliders: tuple[collision.Collider, ...] = ()
     plastic: PlasticSettings | None = None
     triangles: np.ndarray | None = None
+    surface: SurfaceMaterial | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -233,11 +237,18 @@ def step_members(members: Sequence[Member], contact: ContactSettings = ContactSe
         BackendUnavailable: ``use_kernel=True`` without a compiled kernel; what ``loop.step``
             raises.
     """
-    found = frame_pairs(members, contact, None if use_kernel is False else _compiled_search())
+    found = find_pairs(members, contact, use_kernel)
     if not any(found):
         return tuple(backend.step(m.model, m.state, m.settings, m.frame_dt, goals=m.goals, colliders=m.colliders,
-                                  use_kernel=use_kernel, plastic=m.plastic) for m in members)
+                                  use_kernel=use_kernel, surface=m.surface, plastic=m.plastic) for m in members)
     return step_coupled(members, found, contact, use_kernel)
+
+
+def find_pairs(members: Sequence[Member], contact: ContactSettings,
+               use_kernel: bool | None = None) -> list[list[PairRows]]:
+    """``frame_pairs`` searched as the members step: compiled where the kernel is (``use_kernel``
+    as ``backend.step``'s), else in NumPy; an empty list per member when none comes within reach."""
+    return frame_pairs(members, contact, None if use_kernel is False else _compiled_search())
 
 
 def frame_pairs(members: Sequence[Member], contact: ContactSettings,
@@ -263,7 +274,7 @@ def frame_pairs(members: Sequence[Member], contact: ContactSettings,
         extent = extents[b]
         if other.triangles is None or extent is None:
             continue
-        facts = _surface_facts(other.triangles, points[b])
+        facts = pair_surfaces.facts(other.triangles, points[b])
         surface = None
         box_b = (extent[0] - travel[b], extent[1] + travel[b])
         for a in range(len(members)):
@@ -280,47 +291,6 @@ def frame_pairs(members: Sequence[Member], contact: ContactSettings,
     return found
 
 
-# What the last few surfaces asked about are (``_surface_facts``): a body's triangles do not change
-# between frames, and telling costs a sort of their edges.
-_FACTS_CACHE_SIZE = 16
-_facts_cache: dict[int, tuple[np.ndarray, SurfaceFacts]] = {}
-
-
-@dataclass(frozen=True, eq=False)
-class SurfaceFacts:
-    """What a body's surface is, whatever its pose (``_surface_facts``).
-
-    Attributes:
-        triangles: int64 [T, 3], facing out.
-        closed: whether they are closed and consistently oriented (``colliders``' rule).
-        rings: each vertex's triangles (``nearby.rings``).
-    """
-
-    triangles: np.ndarray
-    closed: bool
-    rings: tuple[np.ndarray, np.ndarray]
-
-
-def _surface_facts(triangles: np.ndarray, points: np.ndarray) -> SurfaceFacts:
-    """The ``SurfaceFacts`` of ``triangles`` on ``points`` (float64 [P, 3] [m]): a surface whose
-    triangles enclose a negative volume (an imported mesh with its faces flipped, a mirrored one)
-    is turned, so its normals point out as the contacts need."""
-    cached = _facts_cache.get(id(triangles))
-    if cached is not None and cached[0] is triangles:
-        return cached[1]
-    tris = np.asarray(triangles, dtype=np.int64)
-    corners = points[tris]
-    volume = float(np.einsum("ij,ij->", corners[:, 0], np.cross(corners[:, 1], corners[:, 2])))
-    if volume < 0.0:
-        tris = np.ascontiguousarray(tris[:, [0, 2, 1]])
-    facts = SurfaceFacts(tris, collision.collider.is_closed(tris, points.shape[0]),
-                         nearby.rings(tris, points.shape[0]))
-    if len(_facts_cache) >= _FACTS_CACHE_SIZE:
-        _facts_cache.pop(next(iter(_facts_cache)))
-    _facts_cache[id(triangles)] = (triangles, facts)
-    return facts
-
-
 def overlaps(members: Sequence[Member], contact: ContactSettings = ContactSettings()) -> list[tuple[int, int]]:
     """The pairs (a, b) of members where vertices of a are deeper inside b's closed surface than the
     contact distance: placed overlapping, the bodies stay so there (``frame_pairs`` leaves such
@@ -330,7 +300,7 @@ def overlaps(members: Sequence[Member], contact: ContactSettings = ContactSettin
     for b, other in enumerate(members):
         if other.triangles is None or points[b].shape[0] == 0:
             continue
-        facts = _surface_facts(other.triangles, points[b])
+        facts = pair_surfaces.facts(other.triangles, points[b])
         if not facts.closed:
             continue
         surface = nearby.surface(points[b], facts.triangles, facts.rings)
@@ -350,7 +320,7 @@ def _overlap(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray])
     return bool(np.all(a[0] <= b[1]) and np.all(b[0] <= a[1]))
 
 
-def _pair_rows(surface: nearby.Surface | None, facts: SurfaceFacts, vertices: np.ndarray, other: int,
+def _pair_rows(surface: nearby.Surface | None, facts: pair_surfaces.SurfaceFacts, vertices: np.ndarray, other: int,
                p: np.ndarray, reach: np.ndarray, box: tuple[np.ndarray, np.ndarray], contact: ContactSettings,
                compiled: ModuleType | None) -> PairRows | None:
     """The vertices ``p`` (float64 [n, 3] [m]) within ``reach`` (float64 [n] [m]) of member
@@ -370,17 +340,17 @@ def _pair_rows(surface: nearby.Surface | None, facts: SurfaceFacts, vertices: np
     else:
         assert surface is not None
         found, triangle, barycentric, distance, normal = nearby.closest(surface, p[near], reach[near])
+    if not facts.closed:
+        distance, normal = pair_surfaces.two_sided(distance, normal)
     # A vertex deeper inside than the contact distance is where the bodies overlap (placed so): it
     # is left there, as is the vertex of the other body in it (module docstring).
     band = distance > -contact.thickness
     if not band.any():
         return None
     distance = distance[band]
-    outside = distance >= 0.0
-    if facts.closed:
-        depths = np.full(outside.shape[0], np.inf)
-    else:  # below an open surface only as deep as the contact distance twice, unless it came from outside
-        depths = np.where(outside, np.inf, 2.0 * contact.thickness)
+    # at any depth: a closed surface's inside is the other body's, an open one's far side is not the
+    # vertex's (``pair_surfaces.two_sided``)
+    depths = np.full(distance.shape[0], np.inf)
     return PairRows(other=other, contacts=near[found[band]].astype(np.int64),
                     corners=facts.triangles[triangle[band]].astype(np.int64),
                     barycentric=barycentric[band], normals=normal[band], depths=depths,
@@ -399,7 +369,7 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
     prepared = []
     for m, pair_rows in zip(members, found):
         settings = dataclasses.replace(m.settings, substeps=substeps)
-        compiled = backend.choose(m.model, settings, None, use_kernel)
+        compiled = backend.choose(m.model, settings, m.surface, use_kernel)
         state = loop.with_rotations(m.model, m.state)
         model = loop.with_state_rest(m.model, state)
         base = contacts.candidate_rows(model, state, settings, m.colliders, m.frame_dt, compiled)
@@ -421,7 +391,7 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
                     contact, elapsed, search)
                 fixed += rows.contacts.shape[0]
             plans[index] = dataclasses.replace(plan, surfaces=surfaces)
-        current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, None, substep=s)
+        current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, m.surface, substep=s)
                    for (model, settings, compiled, *_), m, state, plan in zip(prepared, members, current, plans)]
     return tuple(loop.finish(m.model, model, start, new, settings, m.frame_dt, plan, compiled, m.plastic)
                  for (model, settings, compiled, start, *_), m, new, plan in zip(prepared, members, current, plans))

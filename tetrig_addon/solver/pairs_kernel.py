@@ -153,7 +153,8 @@ def longest_edge(vertices, triangles):
     for t in range(triangles.shape[0]):
         for e in range(3):
             a, b = triangles[t, e], triangles[t, (e + 1) % 3]
-            d0, d1, d2 = vertices[a, 0] - vertices[b, 0], vertices[a, 1] - vertices[b, 1], vertices[a, 2] - vertices[b, 2]
+            d0, d1 = vertices[a, 0] - vertices[b, 0], vertices[a, 1] - vertices[b, 1]
+            d2 = vertices[a, 2] - vertices[b, 2]
             length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             if length > longest:
                 longest = length

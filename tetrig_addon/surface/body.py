@@ -181,6 +181,12 @@ class SurfaceBody:
                 state = self._tear(current, state, tear)
         return state
 
+    def torn(self, state: SurfaceState, tear: tearing.TearSettings) -> SurfaceState:
+        """``state`` after the tear check ``advance`` makes after each substep (``_tear``): the same
+        state when no spring is overstretched, else one on the model of its new torn edges, the split
+        particles appended (``tearing.carried_particles``). For bodies stepped together (``touching``)."""
+        return self._tear(self.model_for(state.torn, state.broken), state, tear)
+
     def _tear(self, current: surface_model.SurfaceModel, state: SurfaceState,
               tear: tearing.TearSettings) -> SurfaceState:
         """The state with the overstretched springs relieved, carried onto the new model: a

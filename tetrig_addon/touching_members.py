@@ -1,0 +1,135 @@
+"""What each kind of body is to a set of touching bodies (``touching``): a cage soft body
+(``cage.CageBody``) or a Surface body (``surface.SurfaceSim``) as one ``solver.pairs.Member`` of a
+frame, and a frame of a set with a Surface body that tears (``step_in_substeps``).
+
+A Surface member's contact points are its particles (a torn body's split copies included), its
+surface the mesh's faces fanned into triangles on the particles their corners have now (a tear's
+split faces), what the set shows; it steps with its material (``SurfaceMaterial``) and its goals
+per particle, as ``SurfaceBody.advance`` steps it alone.
+
+A Surface body that can tear steps alone one substep at a time, tearing after each
+(``SurfaceBody.advance``). In a frame where it touches another member, the whole set does the same:
+the frame is cut into as many frames of one substep as the members take substeps, each stepped as
+a frame of its own (``pairs.step_members``: the pairs found again for each, so a tear's new particles
+and split faces are in the next substep's contacts), and every member that can tear tears after each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from . import solver
+from .body import Control
+from .cage.body import CageBody
+from .solver import pairs
+from .surface.body import SurfaceSim, SurfaceState
+from .surface.model import SurfaceModel
+
+# A member of a set: a cage soft body or a Surface body.
+MemberBody = Union[CageBody, SurfaceSim]
+
+# The fan triangles on the particles of the last few Surface models asked for (``surface_triangles``):
+# the same array object each frame, so the contacts' surface facts are told once (``pairs``).
+_TRIANGLES_CACHE_SIZE = 16
+_triangles_cache: dict[int, tuple[SurfaceModel, np.ndarray]] = {}
+
+
+def surface_triangles(sim: SurfaceSim, current: SurfaceModel) -> np.ndarray:
+    """The faces of ``sim``'s mesh fanned into triangles on the particles of ``current`` (its model
+    for a set of torn edges): int32 [triangle_count, 3], the mesh's winding."""
+    cached = _triangles_cache.get(id(current))
+    if cached is not None and cached[0] is current:
+        return cached[1]
+    triangles = np.ascontiguousarray(current.corner_particles[sim.body.mesh.triangles], dtype=np.int32)
+    if len(_triangles_cache) >= _TRIANGLES_CACHE_SIZE:
+        _triangles_cache.pop(next(iter(_triangles_cache)))
+    _triangles_cache[id(current)] = (current, triangles)
+    return triangles
+
+
+def frame_member(body: MemberBody, state: solver.State, control: Control) -> pairs.Member:
+    """``body`` at ``state`` with the frame's inputs ``control``, as ``pairs`` steps it.
+
+    Raises:
+        TetRigInputError: a Surface body's material, plasticity or tearing out of range
+            (``SurfaceBody.check``).
+    """
+    if isinstance(body, CageBody):
+        model, settings = body.frame_model(control)
+        return pairs.Member(model, state, settings, control.frame_dt, control.goals, tuple(control.colliders),
+                            body.plastic, body.triangles)
+    assert isinstance(state, SurfaceState)
+    body.body.check(body.material)
+    for extra in (body.plastic, body.tear):
+        if extra is not None:
+            extra.validated()
+    current = body.body.model_for(state.torn, state.broken)
+    goals = None
+    if control.goals is not None:
+        particles = current.particle_vertices
+        goals = (np.asarray(control.goals[0])[particles], np.asarray(control.goals[1])[particles])
+    return pairs.Member(current.model, state, dataclasses.replace(body.settings, gravity=control.gravity),
+                        control.frame_dt, goals, tuple(control.colliders), body.plastic,
+                        surface_triangles(body, current), body.material)
+
+
+def step_alone(body: MemberBody, state: solver.State, control: Control) -> solver.State:
+    """One frame of ``body`` as it steps alone (``CageBody.step``, ``SurfaceSim.step``).
+
+    Raises:
+        what the body's ``step`` raises.
+    """
+    if isinstance(body, SurfaceSim):
+        assert isinstance(state, SurfaceState)
+        return body.step(state, control)
+    return body.step(state, control)
+
+
+def shown(body: MemberBody, state: solver.State) -> Any:
+    """What ``body`` shows at ``state``: a cage's control points float64 [Q, 3] [m], a Surface body's
+    ``SplitMesh``."""
+    if isinstance(body, SurfaceSim):
+        assert isinstance(state, SurfaceState)
+        return body.shown(state)
+    return body.shown(state)
+
+
+def tears(body: MemberBody) -> bool:
+    """Whether ``body`` is a Surface body that can tear."""
+    return isinstance(body, SurfaceSim) and body.tear is not None
+
+
+def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State], controls: Sequence[Control],
+                     contact: pairs.ContactSettings, use_kernel: bool | None = None) -> tuple[solver.State, ...]:
+    """One frame of a set with a member that tears, as frames of one substep each (module
+    docstring): as many as the most substeps any member takes, each member's goals interpolated over
+    them, the tearing members torn after each (``SurfaceBody.torn``).
+
+    Raises:
+        what ``frame_member`` and ``pairs.step_members`` raise.
+    """
+    substeps = max(body.settings.substeps for body in bodies)
+    current = list(states)
+    for k in range(substeps):
+        members = []
+        for body, state, control in zip(bodies, current, controls):
+            goals = control.goals
+            if goals is not None:
+                start, end = np.asarray(goals[0]), np.asarray(goals[1])
+                goals = (start + (end - start) * (k / substeps), start + (end - start) * ((k + 1) / substeps))
+            member = frame_member(body, state, dataclasses.replace(control, frame_dt=control.frame_dt / substeps,
+                                                                   goals=goals))
+            members.append(dataclasses.replace(member, settings=dataclasses.replace(member.settings, substeps=1)))
+        current = list(pairs.step_members(members, contact, use_kernel))
+        for i, body in enumerate(bodies):
+            if isinstance(body, SurfaceSim) and body.tear is not None:
+                state = current[i]
+                assert isinstance(state, SurfaceState)
+                current[i] = body.body.torn(state, body.tear)
+    return tuple(current)
+
+
+__all__ = ["MemberBody", "frame_member", "shown", "step_alone", "step_in_substeps", "surface_triangles", "tears"]
