@@ -10,6 +10,8 @@ Per frame and scene (``update``, from the frame-change handler), in order:
    cached frame. Soft bodies that touch (cage and Surface bodies with Soft Bodies on and the same
    Collision Collection) step together as one set with one frame cache (``common/touching``); a body
    alone steps as it always did.
+   Jiggle rigs step last: their tails collide with the soft bodies' surfaces of the frames they
+   step through, read from the soft bodies' own frames (``soft_colliders``; one-way).
 3. **Writes.** Each body shows its state (``tetrig_offset``, a tear, a rig's target empties).
 
 A body that cannot be simulated (a stale binding, a refused setting, inputs that cannot be read
@@ -34,6 +36,7 @@ from ..tetrig_addon.errors import TetRigInputError
 from .common import edits, frames, hooks, redraw, scene_inputs, touching
 from .jiggle.kind import KIND as JIGGLE
 from .jiggle import rig as jiggle_rig
+from . import soft_colliders
 from .surface.kind import KIND as SURFACE
 
 # The kinds, in the order a frame updates them (soft bodies before the rigs, as before).
@@ -133,6 +136,7 @@ def update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph, sample: bool 
             live.append(sorted(members, key=lambda b: b.obj.name_full))  # in ``touching.groups``' order
         else:  # a partner could not be read this frame: the others step alone
             live += [[b] for b in members if b.live]
+    live.sort(key=lambda unit: KINDS.index(unit[0].kind))  # rigs after the soft bodies they collide with
     targets = _sample(scene, live, frame, between, sample)
     for i, unit in enumerate(live):
         target = targets.get(i)
@@ -308,7 +312,9 @@ def show_changed(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> bool
 
 def register() -> None:
     hooks.register_settings_hook(settings_changed)
+    soft_colliders.register()
 
 
 def unregister() -> None:
+    soft_colliders.unregister()
     hooks.register_settings_hook(None)

@@ -46,6 +46,17 @@ def make_chain_rig(name: str = "Rig", bones: int = 5, length: float = 0.2, anima
     return obj
 
 
+def armature_in_edit_mode(name: str):
+    """A new armature object ``name`` in the scene, active, in Edit Mode (for its bones)."""
+    import bpy
+
+    obj = bpy.data.objects.new(name, bpy.data.armatures.new(name))
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    return obj
+
+
 def bone_tails(obj) -> np.ndarray:
     """World-space tails of the chain bones as Blender shows them: float64 [n, 3]."""
     import bpy

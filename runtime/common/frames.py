@@ -78,7 +78,10 @@ class BodyKind(Protocol[P, I]):
         """What a subframe F + t shows, from what frames F (``a``) and F + 1 (``b``) show."""
 
     # Optional: ``input_layout(prepared)`` (what a frame's inputs are read for: another layout drops
-    # the records, ``prepare``) and ``refreshed(known, current)`` (``read_current``).
+    # the records, ``prepare``), ``refreshed(known, current)`` (``read_current``) and
+    # ``among(prepared, control, state, frame)``: the control of the step to ``frame`` from
+    # ``state`` with what other bodies show at ``frame`` (a jiggle rig: the soft bodies' surfaces,
+    # ``soft_surfaces``; what they depend on is in its motion key).
 
 
 @dataclass
@@ -264,7 +267,10 @@ def state(kind: BodyKind, slot_: Slot, obj: bpy.types.Object, scene: bpy.types.S
     def step(state_: Any, f: int) -> Any:
         begin = inputs(kind, slot_, obj, scene, prepared, f)
         end = inputs(kind, slot_, obj, scene, prepared, f + 1)
-        return body.step(state_, kind.control(prepared, motion, begin, end))
+        control = kind.control(prepared, motion, begin, end)
+        if hasattr(kind, "among"):  # what other bodies show at f + 1 (a rig: the soft bodies it sees)
+            control = kind.among(prepared, control, state_, f + 1)
+        return body.step(state_, control)
 
     result = cache.state_at(frame, step)
     if cache.first_bad_frame is not None and not slot_.warning:

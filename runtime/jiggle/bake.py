@@ -82,13 +82,14 @@ def bake(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Dep
     try:
         slot = frames.slot(obj, rig_kind.KIND.name)
         prepared = slot.prepared = rig_kind.prepare(obj, scene, slot.prepared)
-        key = fingerprint(rig_kind.motion_key(obj, scene, prepared))
         turns = np.empty((last - first + 1, prepared.model.bone_count, 3, 3))
         for i, f in enumerate(range(first, last + 1)):
-            _, state, pose = rig_kind.state_at(obj, scene, f, depsgraph)
+            prepared, state, pose = rig_kind.state_at(obj, scene, f, depsgraph)
             turns[i] = rig_kind.KIND.shown(obj, scene, prepared, state, pose)
             if progress is not None:
                 progress(obj.name, f, last)
+        # with the soft bodies it saw (``kind.Prepared.around``, found again as it stepped)
+        key = fingerprint(rig_kind.motion_key(obj, scene, prepared))
     except (TetRigInputError, scene_inputs.InputsUnavailable, ValueError) as exc:
         raise JiggleBakeError(str(exc)) from exc
     info = jiggle_bake_store.BakeInfo(first, last, prepared.names, key)

@@ -9,7 +9,7 @@ and a jump, a scrub back, a bake, a batch run or a render give frame F the same 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
@@ -17,10 +17,11 @@ from mathutils import Matrix
 
 from ...tetrig_addon import jiggle
 from ...tetrig_addon.body import Control
+from ...tetrig_addon.colliders import clipped
 from ...tetrig_addon.errors import TetRigInputError
 from ...tetrig_addon.jiggle import RigBody, RigState
 from ...tetrig_addon.fingerprint import fingerprint
-from ..common import frames, scene_inputs
+from ..common import frames, scene_inputs, soft_surfaces
 from ..common.animation import frame_dt
 from . import bake_store, inputs, rig
 from .properties import BONE_SETTINGS, bone_settings, rig_settings
@@ -28,12 +29,14 @@ from .properties import BONE_SETTINGS, bone_settings, rig_settings
 
 @dataclass(frozen=True)
 class Prepared:
-    """A rig's model, built once per key."""
+    """A rig's model, built once per key, and the soft bodies it sees in this pass (``around``)."""
 
     key: tuple
     model: jiggle.ChainModel
     names: tuple[str, ...]
     parents: np.ndarray  # int64 [n], nearest jiggle ancestor or −1
+    # the soft bodies its tails collide with (``soft_surfaces.Seen``), found again at every pass
+    around: tuple = ()
 
 
 def is_rig(obj: bpy.types.Object) -> bool:
@@ -101,8 +104,18 @@ def column_lengths(bones: list[bpy.types.PoseBone]) -> np.ndarray:
 
 
 def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> tuple:
-    """Everything the motion depends on that is saved in the .blend (a bake's fingerprint)."""
-    return (prepared.key, sim_settings(obj, scene), scene.frame_start)
+    """Everything the motion depends on that is saved in the .blend (a bake's fingerprint): with
+    the soft bodies it sees, their names and fingerprints (a rig that sees none: as before they
+    could be seen, so its bakes stay current)."""
+    key = (prepared.key, sim_settings(obj, scene), scene.frame_start)
+    if not prepared.around:
+        return key
+    return (*key, ("soft bodies", tuple((seen.name, seen.key) for seen in prepared.around)))
+
+
+def sees_soft_bodies(obj: bpy.types.Object, prepared: Prepared) -> bool:
+    """Whether the rig's tails can collide with soft bodies: Colliders on and a Collision Radius."""
+    return bool(rig_settings(obj).use_colliders) and bool(np.any(prepared.model.radius > 0.0))
 
 
 @dataclass(frozen=True)
@@ -163,7 +176,10 @@ class JiggleKind:
     @staticmethod
     def prepare(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph,
                 slot: frames.Slot) -> Prepared:
-        slot.prepared = prepare(obj, scene, slot.prepared)
+        """The model (``prepare``) with the soft bodies the rig sees in this pass."""
+        prepared = prepare(obj, scene, slot.prepared)
+        around = tuple(soft_surfaces.seen(scene, obj, depsgraph)) if sees_soft_bodies(obj, prepared) else ()
+        slot.prepared = replace(prepared, around=around) if around or prepared.around else prepared
         return slot.prepared
 
     @staticmethod
@@ -191,7 +207,10 @@ class JiggleKind:
 
     @staticmethod
     def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> tuple:
-        return motion_key(obj, scene, prepared)
+        """``motion_key``, and what the soft bodies it sees depend on in this session (their
+        records' versions): a change in a soft body's frames starts the rig's over."""
+        key = motion_key(obj, scene, prepared)
+        return (*key, tuple(seen.session for seen in prepared.around)) if prepared.around else key
 
     @staticmethod
     def body(prepared: Prepared, key: tuple) -> RigBody:
@@ -201,6 +220,25 @@ class JiggleKind:
     def control(prepared: Prepared, key: tuple, begin: jiggle.FramePose, end: jiggle.FramePose) -> Control:
         settings = key[1]
         return Control(settings.frame_dt, settings.gravity, (begin, end))
+
+    @staticmethod
+    def among(prepared: Prepared, control: Control, state: RigState, frame: int) -> Control:
+        """The control of the step to ``frame`` with the surfaces the soft bodies it sees show at
+        ``frame`` (one-way: they do not feel the chains), those that can reach a tail in the step
+        (``jiggle.reach``) only: a rig with nothing near steps exactly as without them."""
+        if not prepared.around or control.goals is None:
+            return control
+        pose0, pose1 = control.goals
+        lo, hi = jiggle.reach(prepared.model, state.chain, pose0, pose1, control.frame_dt)
+        found = []
+        for seen in prepared.around:
+            surface = seen.surface(frame)
+            if surface is not None and np.all(surface.bounds_min <= hi) and np.all(surface.bounds_max >= lo):
+                collider = surface.collider()
+                # built once around all the tails, not bone by bone as the levels ask
+                clipped.around(collider, state.chain.positions, float(prepared.model.radius.max()))
+                found.append(collider)
+        return replace(control, colliders=(*control.colliders, *found)) if found else control
 
     @staticmethod
     def unstable(obj: bpy.types.Object, frame: int) -> str:
@@ -320,6 +358,9 @@ def current_fingerprint(obj: bpy.types.Object, scene: bpy.types.Scene) -> str | 
     """The fingerprint a bake made now would have, or ``None`` when the rig cannot be simulated."""
     try:
         found = frames.find(obj)
-        return fingerprint(motion_key(obj, scene, prepare(obj, scene, found.prepared if found else None)))
+        prepared = prepare(obj, scene, found.prepared if found else None)
+        if sees_soft_bodies(obj, prepared):  # with the soft bodies' settings now, not at the last frame
+            prepared = replace(prepared, around=tuple(soft_surfaces.seen(scene, obj, None)))
+        return fingerprint(motion_key(obj, scene, prepared))
     except (TetRigInputError, ValueError):
         return None

@@ -107,7 +107,8 @@ class TetRigJiggleObject(bpy.types.PropertyGroup):
                     "back at rest")
     use_colliders: BoolProperty(  # type: ignore[valid-type]
         name="Colliders", default=True, update=_rig_changed,
-        description="Tails with a collision radius stay out of objects with Collision physics")
+        description="Tails with a collision radius stay out of objects with Collision physics, "
+                    "Jiggle Collider empties and the soft bodies of the scene (one-way)")
     use_as_collider: BoolProperty(  # type: ignore[valid-type]
         name="Jiggle Collider", default=False,
         description="Jiggle bones stay out of this empty: a sphere of its display size (a capsule along "

@@ -29,8 +29,8 @@ from .body import RigBody, RigState
 from .model import (ChainModel, ChainState, FramePose, JiggleSettings, build_model,
                     matrix_to_quaternion, pose_from_matrices, quaternion_to_matrix, rig_motion,
                     substeps_for)
-from .motion import critical_damping, frequency, rest_state, shown, step, teleported
+from .motion import critical_damping, frequency, reach, rest_state, shown, step, teleported
 
 __all__ = ["ChainModel", "ChainState", "FramePose", "JiggleSettings", "RigBody", "RigState", "build_model",
            "matrix_to_quaternion", "pose_from_matrices", "quaternion_to_matrix", "rig_motion", "substeps_for",
-           "rest_state", "step", "shown", "teleported", "critical_damping", "frequency"]
+           "rest_state", "step", "shown", "teleported", "critical_damping", "frequency", "reach"]

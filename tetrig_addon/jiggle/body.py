@@ -63,14 +63,19 @@ class RigBody:
 
     def step(self, state: RigState, control: Control) -> RigState:
         """One frame from the pose of F to that of F + 1 (``control.goals``, two ``FramePose``),
-        ``motion.step``.
+        ``motion.step``. The control's colliders (what other bodies show at F + 1: soft bodies'
+        surfaces, ``colliders.clipped.ClippedSurface``) collide as the pose's mesh colliders do;
+        the state keeps the pose without them (they are the frame's alone, and large).
 
         Raises:
             ValueError: a control without the poses.
         """
         pose0, pose1 = _poses(control)
         settings = dataclasses.replace(self.settings, frame_dt=control.frame_dt, gravity=control.gravity)
-        return RigState(step(self.model, state.chain, pose0, pose1, settings), pose1)
+        stepped = pose1
+        if control.colliders:
+            stepped = dataclasses.replace(pose1, meshes=(*pose1.meshes, *control.colliders))
+        return RigState(step(self.model, state.chain, pose0, stepped, settings), pose1)
 
     def shown(self, state: RigState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every bone aimed at its tail in the state's pose (``motion.shown``: each bone's jiggle

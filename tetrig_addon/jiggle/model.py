@@ -140,7 +140,8 @@ class FramePose:
         world: float64 [4, 4], the rig object's world matrix with lengths in metres (teleports).
         spheres: float64 [sphere_count, 4]: centre [m] and radius [m] of sphere colliders.
         capsules: float64 [capsule_count, 7]: the two end centres [m] and the radius [m].
-        meshes: mesh colliders (``tetrig_addon.colliders.Collider``), world space, metres.
+        meshes: mesh colliders (``tetrig_addon.colliders.Collider``, or a soft body's surface:
+            ``colliders.clipped.ClippedSurface``), world space, metres.
         influence: 0..1, the seed's alpha: how much of the jiggle is shown (not simulated).
     """
 

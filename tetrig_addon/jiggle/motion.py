@@ -33,6 +33,30 @@ def rest_state(model: ChainModel, pose: FramePose) -> ChainState:
     return ChainState(targets.copy(), np.zeros_like(targets))
 
 
+def reach(model: ChainModel, state: ChainState, pose0: FramePose, pose1: FramePose,
+          frame_dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """A box that holds every tail, with its collision radius, through the step from pose0's frame
+    to pose1's: (lo, hi) float64 [3] [m], world space. A tail stays within its chain's length of
+    its chain's root head, which moves in a line between the two frames; a Stretch bone's tail
+    within its length and max speed · frame_dt [s] of its head. Colliders outside the box cannot
+    touch the chain in that step."""
+    lengths = np.zeros(model.bone_count)
+    roots = model.parent < 0
+    heads = []
+    for pose in (pose0, pose1):
+        _, head, _, target = shown(model, state, pose, influence=0.0)
+        lengths = np.maximum(lengths, np.linalg.norm(target - head, axis=1))
+        heads.append(head[roots])
+    lengths = lengths + np.where(model.stretch, model.max_speed * frame_dt, 0.0)
+    along = np.zeros(model.bone_count)
+    for idx in model.levels:
+        parent = model.parent[idx]
+        along[idx] = lengths[idx] + np.where(parent >= 0, along[np.maximum(parent, 0)], 0.0)
+    grow = float(along.max(initial=0.0) + model.radius.max(initial=0.0))
+    points = np.concatenate([*heads, state.positions])
+    return points.min(axis=0) - grow, points.max(axis=0) + grow
+
+
 def critical_damping(stiffness: float) -> float:
     """c = 2√k [1/s]: the damping at which a displaced tail returns without overshoot (the seed's
     critical damping), for stiffness k [1/s²]."""

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .. import colliders as collision
+from ..colliders import clipped
 from .model import COLLISION_PASSES, ChainModel, ChainState, FramePose, quaternion_to_matrix
 
 # Below this length [m] a direction is undefined (a zero-length offset).
@@ -89,7 +90,8 @@ def constrain(model: ChainModel, idx: np.ndarray, head: np.ndarray, axis: np.nda
               spheres: np.ndarray, capsules: np.ndarray, meshes: tuple) -> np.ndarray:
     """Project the tail offsets d = tail − head [n, 3] of bones ``idx``: their length (unless
     stretch) to |axis|, into the cone of ``angle_limit`` around axis = target − head, out of the
-    colliders (spheres [s, 4], capsules [c, 7], mesh colliders) by each bone's radius [m]."""
+    colliders (spheres [s, 4], capsules [c, 7], mesh colliders: ``colliders.Collider`` or
+    ``colliders.clipped.ClippedSurface``) by each bone's radius [m]."""
     stretch = model.stretch[idx]
     rest = _norm(axis)
     au = axis / rest[:, None]
@@ -118,12 +120,20 @@ def constrain(model: ChainModel, idx: np.ndarray, head: np.ndarray, axis: np.nda
     return d
 
 
-def _push_out_of_mesh(mesh: collision.Collider, head: np.ndarray, d: np.ndarray, radius: np.ndarray,
-                      rest: np.ndarray, stretch: np.ndarray) -> np.ndarray:
-    """Push tails out of a mesh collider along its surface normal to radius + Thickness Outer,
-    then back to the bone's length (twice: the length step can move a tail back in a little)."""
+def _push_out_of_mesh(found: collision.Collider | clipped.ClippedSurface, head: np.ndarray, d: np.ndarray,
+                      radius: np.ndarray, rest: np.ndarray, stretch: np.ndarray) -> np.ndarray:
+    """Push tails out of a mesh collider (or a soft body's surface, ``clipped``: the collider of
+    its triangles near the tails) along its surface normal to radius + Thickness Outer, then back
+    to the bone's length (twice: the length step can move a tail back in a little)."""
     for _ in range(2):
         tail = head + d
+        if isinstance(found, clipped.ClippedSurface):
+            built = clipped.around(found, tail, float(radius.max(initial=0.0)) + found.thickness_outer)
+            if built is None:
+                return d
+            mesh = built
+        else:
+            mesh = found
         near = collision.near(mesh, tail, float(radius.max(initial=0.0)))
         if not np.any(near):
             return d
