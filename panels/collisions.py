@@ -54,6 +54,11 @@ class TETRIG_PT_soft_body_collisions(SoftBodySubpanel):
         else:
             text = "No other soft body with Soft Bodies on and this Collision Collection: it steps alone"
         wrapped_label(self.layout, context, text, "INFO")
+        inside = touching.placed_inside(obj)
+        if inside:
+            wrapped_label(self.layout, context, f"Placed inside {', '.join(inside[:3])} at the start frame: the "
+                          "surfaces push apart from where they are shallow (at most 0.5 m/s), and stay overlapping "
+                          "where one is deep inside the other. Move them apart for a clean start", "ERROR")
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         col.prop(s, "soft_body_distance")

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from blender_helpers import cube, drawn_panel
+from blender_helpers import ball, cube, drawn_panel
 
 FRAMES = 12
 
@@ -173,6 +173,27 @@ def test_the_soft_bodies_panel_draws_its_settings_and_who_touches(bpy):
     notes = " ".join(drawn_panel(main.TETRIG_PT_collisions, context))  # wrapped to the sidebar's width
     assert "Its Collision modifier is for Blender's Cloth and Soft Body; TetRig soft bodies touch each other " \
         "through Soft Bodies instead" in notes
+
+
+def test_bodies_placed_inside_each_other_say_so_in_the_panel_and_part_gently(bpy):
+    from tetrig.panels import collisions as main
+    from tetrig.runtime.common import touching
+
+    scene = bpy.context.scene
+    # 1 m balls 20 cm into each other (two cubes in line 10 cm into each other have no vertex deep
+    # inside the other: the corners of each lie on the other's faces)
+    a, b = ball(bpy, "A", 0.0), ball(bpy, "B", 0.8)
+    far = ball(bpy, "C", 3.0)
+    positions = play(bpy, [a, b], range(1, 7))
+    assert touching.placed_inside(a) == ["B"] and touching.placed_inside(b) == ["A"]
+    assert touching.placed_inside(far) == []
+    for name, shown in positions.items():  # apart gently: no control point faster than 1 m/s sideways
+        for before, after in zip(shown, shown[1:]):
+            assert np.all(np.isfinite(after))
+            assert np.abs(after[:, 0] - before[:, 0]).max() * scene.render.fps < 1.0, name
+    context = SimpleNamespace(active_object=a, region=SimpleNamespace(width=600),
+                              preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=1.0)), scene=scene)
+    assert "Placed inside B at the start frame" in " ".join(drawn_panel(main.TETRIG_PT_soft_body_collisions, context))
 
 
 def _world_mesh(bpy, obj) -> tuple[np.ndarray, np.ndarray]:

@@ -37,13 +37,16 @@ import bpy
 from ...tetrig_addon.cage import CageBody
 from ...tetrig_addon.solver.pairs import ContactSettings
 from ...tetrig_addon.timeline import FrameCache
-from ...tetrig_addon.touching import TouchingBodies, TouchingState
+from ...tetrig_addon.touching import TouchingBodies, TouchingState, overlapping
 from . import frames
 from .animation import recorded_rest_matrix
 from .properties import object_settings
 
 # The kinds whose bodies can be members (``use_kinds``): the cage soft bodies' and the Surface bodies'.
 _kinds: list[Any] = []
+# Per member (its name_full), the members it was placed inside at the start frame of its set's
+# frame cache (``overlapping``), for the panel; set whenever a set starts over.
+_placed_inside: dict[str, list[str]] = {}
 
 
 def use_kinds(kinds: Sequence[Any]) -> None:
@@ -203,6 +206,7 @@ def state(members: Sequence[Member], scene: bpy.types.Scene, frame: int) -> Touc
                                                    inputs(m, scene.frame_start))
                                     for m, motion in zip(members, motions)])
         cache = FrameCache(scene.frame_start, rest, _key(members, scene))
+        _note_overlaps(members, together, rest)
         for m in members:
             m.slot.shared = cache
     result = cache.state_at(frame, lambda state_, f: together.step(state_, controls(f)))
@@ -239,3 +243,23 @@ def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
     mine = members[objects.index(obj)]
     return (mine.slot, found.states[objects.index(obj)],
             frames.inputs(mine.kind, mine.slot, obj, scene, mine.prepared, max(frame, scene.frame_start)))
+
+
+def _note_overlaps(members: Sequence[Member], together: TouchingBodies, rest: TouchingState) -> None:
+    """Record, for the panel, which members start inside which (deeper than the contact distance:
+    ``tetrig_addon.touching.overlapping``, whose vertices the contacts leave alone)."""
+    names = [m.obj.name_full for m in members]
+    for name in names:
+        _placed_inside.pop(name, None)
+    for a, b in overlapping(together.members, rest.states, together.contact):
+        _placed_inside.setdefault(names[a], []).append(names[b])
+        _placed_inside.setdefault(names[b], []).append(names[a])
+    for name in names:
+        if name in _placed_inside:
+            _placed_inside[name] = sorted(set(_placed_inside[name]))
+
+
+def placed_inside(obj: bpy.types.Object) -> list[str]:
+    """The bodies ``obj`` was placed overlapping at its set's start frame, deeper than its Distance
+    (names, sorted; [] for none, or before its set has stepped)."""
+    return list(_placed_inside.get(obj.name_full, []))
