@@ -14,6 +14,8 @@
 #                    (PRESSURE=Pa, 0 for none) -> out/jelly.blend, out/jelly_summary.txt
 #   make real-blender-check  renders, UI and install checks in the real Blender 4.3 (../shared/tools)
 #   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
+#   make bench-touching  benchmarks/touching.py (QUICK=1): two bunnies dropped onto each other against one
+#                    alone, a pile of ten Jelly cubes -> benchmarks/touching.md (also part of make bench)
 #   make bench-surface  benchmarks/surface.py (QUICK=1): Surface bodies at 10k and 100k vertices vs
 #                    Blender's Soft Body on the same sphere -> benchmarks/surface.md (about 5 min)
 #   make clean       build output and caches (make distclean: also venvs and wheels)
@@ -47,7 +49,8 @@ MESH ?=
 TESTS ?= tests
 PRESSURE ?=
 
-.PHONY: venv venv313 test test311 test313 typecheck build demo jelly bench bench-surface real-blender-check clean \
+.PHONY: venv venv313 test test311 test313 typecheck build demo jelly bench bench-surface bench-touching \
+	real-blender-check clean \
 	distclean
 
 venv: $(VENV)/.stamp
@@ -124,6 +127,10 @@ real-blender-check: venv
 bench: venv
 	$(VENV)/bin/python -m pip install -q -r benchmarks/requirements.txt
 	$(VENV)/bin/python benchmarks/run.py $(if $(QUICK),--quick) $(if $(REV),--rev $(REV))
+	$(VENV)/bin/python benchmarks/touching.py $(if $(QUICK),--quick)
+
+bench-touching: venv
+	$(VENV)/bin/python benchmarks/touching.py $(if $(QUICK),--quick)
 
 bench-surface: venv
 	$(VENV)/bin/python benchmarks/surface.py $(if $(QUICK),--quick)

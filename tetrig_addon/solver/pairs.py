@@ -4,7 +4,9 @@ another, with Coulomb friction, for bodies stepped together (``tetrig_addon.touc
 Method. Each frame, every body's contact vertices that could reach another body's surface during
 the frame become candidates, each with the triangle of the other body it is nearest to, the
 barycentric coordinates β of its closest point there and the outward normal n (``colliders.nearby``
-on the other body's surface at the frame's start; compiled in ``pairs_kernel``): as the ground and
+on the other body's surface at the frame's start; compiled in ``pairs_kernel``, whose broad phase is
+a grid over the other body's vertices rebuilt each frame; a frame first looks at the bodies' control
+points, and blends no contact point when no two cages come within reach): as the ground and
 collision objects (``contacts``, Müller et al. 2007 §3.5, candidates made once a frame), in both
 directions, so each body feels the other. Unlike a collider's, the plane of such a contact rides on
 the other body: at every substep its point is s = Σⱼ βⱼ·pⱼ + thickness·n, pⱼ the triangle's corners
