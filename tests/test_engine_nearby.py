@@ -8,7 +8,15 @@ from engine_scenes import box_polygons, fan_triangles, uv_sphere_polygons
 
 from tetrig_addon import colliders
 from tetrig_addon.colliders import nearby
-from tetrig_addon.solver import pairs_kernel
+
+
+def compiled():
+    """``solver.pairs_kernel``, imported in a test, never at collection: importing Numba before
+    ``conftest`` sets its cache folder would put every kernel's cache beside its source (and the
+    solver's load would leave no marker: ``test_engine_backend_cache``)."""
+    from tetrig_addon.solver import pairs_kernel
+
+    return pairs_kernel
 
 
 def bunny():
@@ -62,6 +70,7 @@ def test_the_compiled_grid_finds_what_the_numpy_reference_finds(mesh, spread):
     triangles = oriented(vertices, triangles)
     points = around(vertices, 3000, spread, seed=1)
     reach = np.random.default_rng(2).uniform(0.0, spread, len(points))
+    pairs_kernel = compiled()
     surface = nearby.surface(vertices, triangles)
     bounds = reach + surface.longest_edge
     # the nearest vertices themselves, ties by index included (the box's grid of vertices has them)
@@ -86,6 +95,7 @@ def test_the_compiled_grid_finds_what_the_numpy_reference_finds(mesh, spread):
 def test_a_point_equally_near_four_vertices_takes_the_two_of_lowest_index():
     vertices = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
     triangles = np.array([[0, 1, 2], [0, 2, 3]], dtype=np.int64)
+    pairs_kernel = compiled()
     surface = nearby.surface(vertices, triangles)
     point = np.array([[0.5, 0.5, 0.3]])
     bounds = np.array([2.0])
