@@ -20,6 +20,7 @@ from ..errors import TetRigInputError
 from ..solver import SimSettings, State, step
 from ..solver.model import EDGE_STRUCTURAL
 from ..solver.plasticity import PlasticSettings
+from ..solver.self_contact import SelfCollision
 from ..solver.settings import SurfaceMaterial
 from . import model as surface_model
 from . import tearing
@@ -249,6 +250,8 @@ class SurfaceSim:
         body: the ``SurfaceBody``.
         settings, material, plastic, tear: as ``SurfaceBody.advance`` takes them; each step takes
             the gravity from the control.
+        self_collision: its self-contact (``solver.self_contact``), or ``None``: it passes through
+            itself.
     """
 
     body: SurfaceBody
@@ -256,6 +259,7 @@ class SurfaceSim:
     material: SurfaceMaterial
     plastic: PlasticSettings | None = None
     tear: tearing.TearSettings | None = None
+    self_collision: SelfCollision | None = None
 
     def rest_state(self, start: Control) -> SurfaceState:
         """The start frame's state (``SurfaceBody.rest_state``), or, for a mesh posed before the
