@@ -18,7 +18,7 @@ from . import solver
 from .body import Control
 from .errors import TetRigInputError
 from .solver import pairs
-from .touching_members import MemberBody, frame_member, step_alone, step_in_substeps, tears
+from .touching_members import MemberBody, frame_member, self_collision, step_alone, step_in_substeps, tears
 from .touching_members import shown as member_shown
 
 
@@ -98,10 +98,11 @@ def step_together(bodies: Sequence[MemberBody], states: Sequence[solver.State], 
         raise TetRigInputError("Each touching body needs its own state and control.")
     members = [frame_member(body, state, control) for body, state, control in zip(bodies, states, controls)]
     found = pairs.find_pairs(members, contact, use_kernel)
+    # a body that collides with itself looks for its contacts every substep
+    if any(self_collision(body) is not None for body in bodies) or (any(found) and any(map(tears, bodies))):
+        return step_in_substeps(bodies, states, controls, contact, use_kernel)
     if not any(found):  # as each alone: its own step (a Surface body that tears, substep by substep)
         return tuple(step_alone(body, state, control) for body, state, control in zip(bodies, states, controls))
-    if any(tears(body) for body in bodies):
-        return step_in_substeps(bodies, states, controls, contact, use_kernel)
     return pairs.step_coupled(members, found, contact, use_kernel)
 
 

@@ -1,6 +1,7 @@
 """What each kind of body is to a set of touching bodies (``touching``): a cage soft body
 (``cage.CageBody``) or a Surface body (``surface.SurfaceSim``) as one ``solver.pairs.Member`` of a
-frame, and a frame of a set with a Surface body that tears (``step_in_substeps``).
+frame, and a frame of a set with a Surface body that tears or collides with itself
+(``step_in_substeps``).
 
 A Surface member's contact points are its particles (a torn body's split copies included), its
 surface the mesh's faces fanned into triangles on the particles their corners have now (a tear's
@@ -12,6 +13,10 @@ A Surface body that can tear steps alone one substep at a time, tearing after ea
 the frame is cut into as many frames of one substep as the members take substeps, each stepped as
 a frame of its own (``pairs.step_members``: the pairs found again for each, so a tear's new particles
 and split faces are in the next substep's contacts), and every member that can tear tears after each.
+
+A Surface body that collides with itself (``SurfaceSim.self_collision``) steps so in every frame,
+alone or in a set: its contacts with itself are found before each substep and its particles'
+motion bounded after it (``solver.self_contact``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ import numpy as np
 from . import solver
 from .body import Control
 from .cage.body import CageBody
-from .solver import pairs
+from .solver import pairs, self_rows
+from .solver.self_contact import SelfCollision
 from .surface.body import SurfaceSim, SurfaceState
 from .surface.model import SurfaceModel
 
@@ -102,11 +108,19 @@ def tears(body: MemberBody) -> bool:
     return isinstance(body, SurfaceSim) and body.tear is not None
 
 
+def self_collision(body: MemberBody) -> SelfCollision | None:
+    """A Surface body's self-contact settings, ``None`` for a body that does not collide with
+    itself."""
+    return body.self_collision if isinstance(body, SurfaceSim) else None
+
+
 def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State], controls: Sequence[Control],
                      contact: pairs.ContactSettings, use_kernel: bool | None = None) -> tuple[solver.State, ...]:
-    """One frame of a set with a member that tears, as frames of one substep each (module
-    docstring): as many as the most substeps any member takes, each member's goals interpolated over
-    them, the tearing members torn after each (``SurfaceBody.torn``).
+    """One frame of a set with a member that tears or collides with itself, as frames of one substep
+    each (module docstring): as many as the most substeps any member takes, each member's goals
+    interpolated over them, the contacts of each member that collides with itself found before each
+    and its motion bounded after (``solver.self_rows``), the tearing members torn after each
+    (``SurfaceBody.torn``).
 
     Raises:
         what ``frame_member`` and ``pairs.step_members`` raise.
@@ -123,7 +137,20 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
             member = frame_member(body, state, dataclasses.replace(control, frame_dt=control.frame_dt / substeps,
                                                                    goals=goals))
             members.append(dataclasses.replace(member, settings=dataclasses.replace(member.settings, substeps=1)))
-        current = list(pairs.step_members(members, contact, use_kernel))
+        # a Surface body's contacts with itself, found again every substep (``solver.self_contact``)
+        extra: list[list[pairs.PairRows]] = [[] for _ in bodies]
+        bounds: dict[int, np.ndarray] = {}
+        search = self_rows.compiled_search(use_kernel)
+        for i, body in enumerate(bodies):
+            own = self_collision(body)
+            if own is not None:
+                rows, bounds[i] = self_rows.substep(members[i], i, own, search)
+                extra[i] = [rows] if rows is not None else []
+        stepped = list(pairs.step_members(members, contact, use_kernel, extra))
+        for i, bound in bounds.items():
+            stepped[i] = self_rows.limit(members[i].model, members[i].state.positions, stepped[i], bound,
+                                         members[i].frame_dt)
+        current = stepped
         for i, body in enumerate(bodies):
             if isinstance(body, SurfaceSim) and body.tear is not None:
                 state = current[i]
@@ -132,4 +159,5 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
     return tuple(current)
 
 
-__all__ = ["MemberBody", "frame_member", "shown", "step_alone", "step_in_substeps", "surface_triangles", "tears"]
+__all__ = ["MemberBody", "frame_member", "self_collision", "shown", "step_alone", "step_in_substeps", "surface_triangles",
+           "tears"]

@@ -130,6 +130,8 @@ class PairRows:
         depths: float64 [r] [m], how deep below the plane still counts (``ContactPlan.depths``).
         allowances: float64 [r] [m], how far inside the contact distance each vertex was at the
             frame's start (0 outside it): its plane starts there (``SEPARATION_SPEED``).
+        contact: the contact distance and friction of these rows, ``None``: the set's (a Surface
+            body's contacts with itself have their own, ``self_rows``).
     """
 
     other: int
@@ -139,6 +141,7 @@ class PairRows:
     normals: np.ndarray
     depths: np.ndarray
     allowances: np.ndarray
+    contact: ContactSettings | None = None
 
     @cached_property
     def corner_points(self) -> tuple[np.ndarray, np.ndarray]:
@@ -224,13 +227,15 @@ def _cages_within_reach(members: Sequence[Member], contact: ContactSettings) -> 
 
 
 def step_members(members: Sequence[Member], contact: ContactSettings = ContactSettings(),
-                 use_kernel: bool | None = None) -> tuple[State, ...]:
+                 use_kernel: bool | None = None,
+                 extra: Sequence[Sequence[PairRows]] | None = None) -> tuple[State, ...]:
     """One frame of every member (see the module docstring).
 
     Args:
         members: the bodies with their frame's inputs.
         contact: the contact distance and friction between them.
         use_kernel: as ``backend.step``'s, for every member.
+        extra: more rows per member (a Surface body's against itself, ``self_rows``), or ``None``.
 
     Returns:
         The members' states at the frame's end, in order.
@@ -240,6 +245,8 @@ def step_members(members: Sequence[Member], contact: ContactSettings = ContactSe
             raises.
     """
     found = find_pairs(members, contact, use_kernel)
+    if extra is not None:
+        found = [[*rows, *more] for rows, more in zip(found, extra, strict=True)]
     if not any(found):
         return tuple(backend.step(m.model, m.state, m.settings, m.frame_dt, goals=m.goals, colliders=m.colliders,
                                   use_kernel=use_kernel, surface=m.surface, plastic=m.plastic) for m in members)
@@ -375,7 +382,7 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
         state = loop.with_rotations(m.model, m.state)
         model = loop.with_state_rest(m.model, state)
         base = contacts.candidate_rows(model, state, settings, m.colliders, m.frame_dt, compiled)
-        plan = contacts.assemble(model, [*base, *(rows.rows(contact) for rows in pair_rows)],
+        plan = contacts.assemble(model, [*base, *(rows.rows(rows.contact or contact) for rows in pair_rows)],
                                  m.frame_dt / substeps, compiled)
         fixed = sum(rows[0].shape[0] for rows in base)
         prepared.append((model, settings, compiled, state, plan, fixed))
@@ -390,7 +397,7 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
             for rows in pair_rows:
                 surfaces[fixed:fixed + rows.contacts.shape[0]] = rows.planes(
                     model, current[index].positions, prepared[rows.other][0], current[rows.other].positions,
-                    contact, elapsed, search)
+                    rows.contact or contact, elapsed, search)
                 fixed += rows.contacts.shape[0]
             plans[index] = dataclasses.replace(plan, surfaces=surfaces)
         current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, m.surface, substep=s)

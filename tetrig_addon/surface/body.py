@@ -273,6 +273,15 @@ class SurfaceSim:
         Raises:
             what ``SurfaceBody.advance`` raises.
         """
+        if self.self_collision is not None:
+            # substep by substep, its contacts with itself found again each time; imported here, as
+            # ``touching_members`` builds on this module
+            from ..solver.pairs import ContactSettings
+            from ..touching_members import step_in_substeps
+
+            stepped = step_in_substeps((self,), (state,), (control,), ContactSettings())[0]
+            assert isinstance(stepped, SurfaceState)
+            return stepped
         settings = replace(self.settings, gravity=control.gravity)
         return self.body.advance(state, settings, self.material, control.frame_dt, goals=control.goals,
                                  colliders=control.colliders, plastic=self.plastic, tear=self.tear)
