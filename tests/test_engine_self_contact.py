@@ -102,7 +102,7 @@ def test_the_numpy_reference_steps_a_folding_cloth_as_the_kernel():
         for k, r in zip(kernel.states, reference.states):
             assert np.abs(k.positions - r.positions).max() < 1e-9
     member = frame_member(scene.members[1], kernel.states[1], FALL)
-    rows, _ = self_rows.substep(member, 1, SelfCollision())
+    rows, _ = self_rows.substep(member.model, member.state, member.triangles, member.frame_dt, 1, SelfCollision())
     assert rows is not None and rows.contacts.shape[0] > 50  # folding onto itself (measured: 122 rows)
 
 

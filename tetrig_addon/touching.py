@@ -18,7 +18,8 @@ from . import solver
 from .body import Control
 from .errors import TetRigInputError
 from .solver import pairs
-from .touching_members import MemberBody, frame_member, self_collision, step_alone, step_in_substeps, tears
+from .touching_members import (MemberBody, frame_member, own_contacts, self_collision, step_alone, step_in_substeps,
+                               tears)
 from .touching_members import shown as member_shown
 
 
@@ -88,7 +89,9 @@ def step_together(bodies: Sequence[MemberBody], states: Sequence[solver.State], 
         reach of another member's surface during the frame, each is exactly ``body.step(state,
         control)`` (the same numbers as a body alone); otherwise the members step substep by
         substep together (``pairs``), or, with a Surface member that tears, as frames of one
-        substep each (``touching_members.step_in_substeps``).
+        substep each (``touching_members.step_in_substeps``). With a Surface member that collides
+        with itself (``SurfaceSim.self_collision``), always substep by substep, its contacts with
+        itself found again each substep (``touching_members.own_contacts``).
 
     Raises:
         TetRigInputError: lengths that differ; a Surface body's settings out of range; what
@@ -98,9 +101,11 @@ def step_together(bodies: Sequence[MemberBody], states: Sequence[solver.State], 
         raise TetRigInputError("Each touching body needs its own state and control.")
     members = [frame_member(body, state, control) for body, state, control in zip(bodies, states, controls)]
     found = pairs.find_pairs(members, contact, use_kernel)
-    # a body that collides with itself looks for its contacts every substep
-    if any(self_collision(body) is not None for body in bodies) or (any(found) and any(map(tears, bodies))):
+    own = any(self_collision(body) is not None for body in bodies)  # it looks for them every substep
+    if any(map(tears, bodies)) and (own or any(found)):
         return step_in_substeps(bodies, states, controls, contact, use_kernel)
+    if own:
+        return pairs.step_coupled(members, found, contact, use_kernel, own_contacts(bodies, members, use_kernel))
     if not any(found):  # as each alone: its own step (a Surface body that tears, substep by substep)
         return tuple(step_alone(body, state, control) for body, state, control in zip(bodies, states, controls))
     return pairs.step_coupled(members, found, contact, use_kernel)

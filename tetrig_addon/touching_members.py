@@ -114,6 +114,19 @@ def self_collision(body: MemberBody) -> SelfCollision | None:
     return body.self_collision if isinstance(body, SurfaceSim) else None
 
 
+def own_contacts(bodies: Sequence[MemberBody], members: Sequence[pairs.Member],
+                 use_kernel: bool | None = None) -> list[pairs.SubstepContacts | None]:
+    """For ``pairs.step_coupled``: each member's contacts with itself (``self_rows.every_substep``),
+    ``None`` for one that does not collide with itself."""
+    search = self_rows.compiled_search(use_kernel)
+    hooks: list[pairs.SubstepContacts | None] = []
+    for i, (body, member) in enumerate(zip(bodies, members)):
+        own = self_collision(body)
+        hooks.append(None if own is None or member.triangles is None else
+                     self_rows.every_substep(i, own, member.triangles, search))
+    return hooks
+
+
 def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State], controls: Sequence[Control],
                      contact: pairs.ContactSettings, use_kernel: bool | None = None) -> tuple[solver.State, ...]:
     """One frame of a set with a member that tears or collides with itself, as frames of one substep
@@ -139,18 +152,17 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
             members.append(dataclasses.replace(member, settings=dataclasses.replace(member.settings, substeps=1)))
         # a Surface body's contacts with itself, found again every substep (``solver.self_contact``)
         extra: list[list[pairs.PairRows]] = [[] for _ in bodies]
-        bounds: dict[int, np.ndarray] = {}
+        bounds: dict[int, self_rows.Bound] = {}
         search = self_rows.compiled_search(use_kernel)
         for i, body in enumerate(bodies):
-            own = self_collision(body)
-            if own is not None:
-                rows, bounds[i] = self_rows.substep(members[i], i, own, search)
+            own, m = self_collision(body), members[i]
+            if own is not None and m.triangles is not None:
+                rows, distances = self_rows.substep(m.model, m.state, m.triangles, m.frame_dt, i, own, search)
                 extra[i] = [rows] if rows is not None else []
-        stepped = list(pairs.step_members(members, contact, use_kernel, extra))
-        for i, bound in bounds.items():
-            stepped[i] = self_rows.limit(members[i].model, members[i].state.positions, stepped[i], bound,
-                                         members[i].frame_dt)
-        current = stepped
+                bounds[i] = self_rows.Bound(m.model, m.state.positions, distances, m.frame_dt)
+        current = list(pairs.step_members(members, contact, use_kernel, extra))
+        for i, limit in bounds.items():
+            current[i] = limit(current[i])
         for i, body in enumerate(bodies):
             if isinstance(body, SurfaceSim) and body.tear is not None:
                 state = current[i]
@@ -159,5 +171,5 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
     return tuple(current)
 
 
-__all__ = ["MemberBody", "frame_member", "self_collision", "shown", "step_alone", "step_in_substeps", "surface_triangles",
-           "tears"]
+__all__ = ["MemberBody", "frame_member", "own_contacts", "self_collision", "shown", "step_alone", "step_in_substeps",
+           "surface_triangles", "tears"]

@@ -41,7 +41,7 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from types import ModuleType
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -366,35 +366,52 @@ def _pair_rows(surface: nearby.Surface | None, facts: pair_surfaces.SurfaceFacts
                     allowances=np.maximum(contact.thickness - distance, 0.0))
 
 
+# A member's contacts found again before every substep (``self_rows``): from its frame model, state at the
+# substep's start and substep [s], its rows and what the result passes through (``self_rows.Bound``).
+SubstepContacts = Callable[[Model, State, float], tuple[Sequence[PairRows], Callable[[State, bool], State]]]
+
+
 def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]], contact: ContactSettings,
-                 use_kernel: bool | None = None) -> tuple[State, ...]:
+                 use_kernel: bool | None = None,
+                 every_substep: Sequence[SubstepContacts | None] | None = None) -> tuple[State, ...]:
     """One frame of the members substep by substep together, each with its candidates against the
-    others (``found``, from ``frame_pairs``) on planes that ride on the others (module docstring).
-    Every member takes the most substeps any of them takes. Each member's contact plan is assembled
-    once for the frame (its candidates do not change between substeps); a substep sets the planes
-    of its candidates against the others."""
+    others (``found``, from ``frame_pairs``) on planes that ride on the others (module docstring),
+    each taking the most substeps any takes. A member's contact plan is assembled once for the frame
+    and a substep sets the planes of its rows; ``every_substep`` (per member, or ``None``): contacts
+    found again before each substep (the plan assembled again) and what bounds its result."""
     substeps = max(m.settings.substeps for m in members)
     search = None if use_kernel is False else _compiled_search()
+    hooks = list(every_substep) if every_substep is not None else [None] * len(members)
     prepared = []
     for m, pair_rows in zip(members, found):
         settings = dataclasses.replace(m.settings, substeps=substeps)
         compiled = backend.choose(m.model, settings, m.surface, use_kernel)
         state = loop.with_rotations(m.model, m.state)
         model = loop.with_state_rest(m.model, state)
-        base = contacts.candidate_rows(model, state, settings, m.colliders, m.frame_dt, compiled)
-        plan = contacts.assemble(model, [*base, *(rows.rows(rows.contact or contact) for rows in pair_rows)],
-                                 m.frame_dt / substeps, compiled)
-        fixed = sum(rows[0].shape[0] for rows in base)
-        prepared.append((model, settings, compiled, state, plan, fixed))
+        base = [*contacts.candidate_rows(model, state, settings, m.colliders, m.frame_dt, compiled),
+                *(rows.rows(rows.contact or contact) for rows in pair_rows)]
+        plan = contacts.assemble(model, base, m.frame_dt / substeps, compiled)
+        fixed = sum(rows[0].shape[0] for rows in base) - sum(rows.contacts.shape[0] for rows in pair_rows)
+        prepared.append((model, settings, compiled, state, plan, fixed, base))
     current = [p[3] for p in prepared]
     plans: list[contacts.ContactPlan] = [p[4] for p in prepared]
+    passes: list[Callable[[State, bool], State] | None] = [None] * len(members)
     for s in range(substeps):
-        for index, ((model, _, _, _, plan, fixed), m, pair_rows) in enumerate(zip(prepared, members, found)):
-            if not pair_rows:
+        for index, ((model, _, compiled, _, plan, fixed, base), m, pair_rows) in enumerate(zip(prepared, members,
+                                                                                                found)):
+            sub_dt = m.frame_dt / substeps
+            own: Sequence[PairRows] = ()
+            hook = hooks[index]
+            if hook is not None:
+                own, passes[index] = hook(model, current[index], sub_dt)
+                plan = contacts.assemble(model, [*base, *(rows.rows(rows.contact or contact) for rows in own)],
+                                         sub_dt, compiled)
+            if not pair_rows and not own:
+                plans[index] = plan
                 continue
-            elapsed = m.frame_dt * (s + 1) / substeps  # the plane where the substep ends
             surfaces = plan.surfaces.copy()
-            for rows in pair_rows:
+            # the plane where the substep ends (the frame's rows from its start, its own from the substep's)
+            for rows, elapsed in [*((r, sub_dt * (s + 1)) for r in pair_rows), *((r, sub_dt) for r in own)]:
                 surfaces[fixed:fixed + rows.contacts.shape[0]] = rows.planes(
                     model, current[index].positions, prepared[rows.other][0], current[rows.other].positions,
                     rows.contact or contact, elapsed, search)
@@ -402,8 +419,10 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
             plans[index] = dataclasses.replace(plan, surfaces=surfaces)
         current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, m.surface, substep=s)
                    for (model, settings, compiled, *_), m, state, plan in zip(prepared, members, current, plans)]
-    return tuple(loop.finish(m.model, model, start, new, settings, m.frame_dt, plan, compiled, m.plastic)
-                 for (model, settings, compiled, start, *_), m, new, plan in zip(prepared, members, current, plans))
+        current = [state if passing is None else passing(state, False) for state, passing in zip(current, passes)]
+    ends = [loop.finish(m.model, model, start, new, settings, m.frame_dt, plan, compiled, m.plastic)
+            for (model, settings, compiled, start, *_), m, new, plan in zip(prepared, members, current, plans)]
+    return tuple(end if passing is None else passing(end, True) for end, passing in zip(ends, passes))
 
 
 def _load_search() -> ModuleType:

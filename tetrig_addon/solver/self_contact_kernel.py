@@ -14,7 +14,7 @@ cubes over the particles rebuilt for every call, with the NumPy reference's form
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .pairs_kernel import closest_barycentric
 
@@ -170,12 +170,13 @@ def _boxes_meet(positions, a, b, c, d, radius):
     return True
 
 
-@njit(cache=True)
-def edge_edge(positions, rest, edges, radius, rest_limit, longest, cell, bound, best, best_parameters, best_squared):
+@njit(cache=True, parallel=True)
+def edge_edge(positions, rest, edges, radius, rest_limit, longest, cell, edge_bound, best, best_parameters):
     """The pairs of edges within ``radius`` [m] sharing no particle (module docstring) and not
-    nearer than ``rest_limit`` [m] at ``rest``: each lowers ``bound`` at the four ends to its
-    distance, and each edge keeps its nearest edge (``best`` int64 [E], ``best_parameters`` float64
-    [E, 2], (its own parameter, the other's), ``best_squared`` float64 [E]; on a tie the lower)."""
+    nearer than ``rest_limit`` [m] at ``rest``: each edge keeps the distance of its nearest
+    (``edge_bound`` float64 [E], lowered) and which it is (``best`` int64 [E], ``best_parameters``
+    float64 [E, 2], (its own parameter, the other's); on a tie the lower). Each edge looks for its
+    own, in parallel (a pair is measured from its lower edge either way, so both see one number)."""
     count = edges.shape[0]
     middles = np.empty((count, 3))
     for e in range(count):
@@ -183,38 +184,39 @@ def edge_edge(positions, rest, edges, radius, rest_limit, longest, cell, bound, 
             middles[e, d] = 0.5 * (positions[edges[e, 0], d] + positions[edges[e, 1], d])
     cubes, starts, order, low, mask = grid(middles, cell)
     grow = radius + 0.5 * longest  # an edge within the radius has its middle within this of the box
-    for e in range(count):
+    for e in prange(count):
         a, b = edges[e, 0], edges[e, 1]
         lo = np.empty(3, dtype=np.int64)
         hi = np.empty(3, dtype=np.int64)
         for d in range(3):
             lo[d] = int(np.floor((min(positions[a, d], positions[b, d]) - grow - low[d]) / cell))
             hi[d] = int(np.floor((max(positions[a, d], positions[b, d]) + grow - low[d]) / cell))
+        nearest = np.inf
         for i in range(lo[0], hi[0] + 1):
             for j in range(lo[1], hi[1] + 1):
                 for k in range(lo[2], hi[2] + 1):
                     h = _hash(i, j, k, mask)
                     for s in range(starts[h], starts[h + 1]):
                         f = order[s]
-                        if f <= e or cubes[f, 0] != i or cubes[f, 1] != j or cubes[f, 2] != k:
-                            continue  # each pair once; another cube in the same bucket
+                        if f == e or cubes[f, 0] != i or cubes[f, 1] != j or cubes[f, 2] != k:
+                            continue  # another cube in the same bucket
                         c, dd = edges[f, 0], edges[f, 1]
                         if c == a or c == b or dd == a or dd == b or not _boxes_meet(positions, a, b, c, dd, radius):
                             continue
-                        ps, pt, squared = _segments(positions, a, b, c, dd)
+                        if e < f:
+                            ps, pt, squared = _segments(positions, a, b, c, dd)
+                        else:
+                            pt, ps, squared = _segments(positions, c, dd, a, b)
                         if not squared < radius * radius:
                             continue
-                        if _segments(rest, a, b, c, dd)[2] < rest_limit * rest_limit:
+                        if (_segments(rest, a, b, c, dd)[2] if e < f else _segments(rest, c, dd, a, b)[2]) \
+                                < rest_limit * rest_limit:
                             continue  # neighbours at rest
-                        distance = np.sqrt(squared)
-                        for p in (a, b, c, dd):
-                            bound[p] = min(bound[p], distance)
-                        if squared < best_squared[e] or (squared == best_squared[e] and f < best[e]):
-                            best[e], best_squared[e] = f, squared
+                        if squared < nearest or (squared == nearest and f < best[e]):
+                            nearest, best[e] = squared, f
                             best_parameters[e, 0], best_parameters[e, 1] = ps, pt
-                        if squared < best_squared[f] or (squared == best_squared[f] and e < best[f]):
-                            best[f], best_squared[f] = e, squared
-                            best_parameters[f, 0], best_parameters[f, 1] = pt, ps
+        if nearest < np.inf:
+            edge_bound[e] = min(edge_bound[e], np.sqrt(nearest))
 
 
 @njit(inline="always")
@@ -248,9 +250,18 @@ def search(positions: np.ndarray, rest: np.ndarray, triangles: np.ndarray, edges
     best, bary, squared = np.full(count, -1, dtype=np.int64), np.zeros((count, 3)), np.full(count, np.inf)
     point_triangle(positions, rest, triangles, radius, rest_limit, CELL_TRIANGLES * cell, bound, best, bary, squared)
     partner, parameters = np.full(edges.shape[0], -1, dtype=np.int64), np.zeros((edges.shape[0], 2))
-    edge_edge(positions, rest, edges, radius, rest_limit, longest, CELL_EDGES * cell, bound, partner, parameters,
-              np.full(edges.shape[0], np.inf))
+    edge_bound = np.full(edges.shape[0], radius)
+    edge_edge(positions, rest, edges, radius, rest_limit, longest, CELL_EDGES * cell, edge_bound, partner, parameters)
+    _lower(bound, edges, edge_bound)
     return bound, best, bary, partner, parameters
+
+
+@njit(cache=True)
+def _lower(bound, edges, edge_bound):
+    """Each particle's bound lowered to the nearest edge's distance of every edge at it."""
+    for e in range(edges.shape[0]):
+        for k in range(2):
+            bound[edges[e, k]] = min(bound[edges[e, k]], edge_bound[e])
 
 
 def warm_up() -> None:

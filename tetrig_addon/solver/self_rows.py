@@ -12,6 +12,7 @@ other edge's ends the other way), so a fold's contact is about as stiff as the g
 
 from __future__ import annotations
 
+import dataclasses
 from types import ModuleType
 
 import numpy as np
@@ -31,6 +32,10 @@ from .self_contact import BOUND_FRACTION, SelfCollision
 RADIUS_DISTANCES = 1.5
 RADIUS_TRAVELS = 1.1 / BOUND_FRACTION
 RADIUS_EDGES = 0.65
+
+# A search serves the next substep while every particle has used less than this of what its bound
+# allows since the search (``every_substep``).
+REUSE_FRACTION = 0.5
 
 # The edges of the last few triangle arrays asked for (a torn body's change with its tears).
 _EDGES_CACHE_SIZE = 8
@@ -71,22 +76,47 @@ def mean_motion(model: Model, values: np.ndarray) -> np.ndarray:
     return (mass[:, None] * values[free]).sum(axis=0) / total if total > 0.0 else np.zeros(3)
 
 
-def substep(member: pairs.Member, index: int, settings: SelfCollision,
+def substep(model: Model, state: State, triangles: np.ndarray, dt: float, index: int, settings: SelfCollision,
             compiled: ModuleType | None = None) -> tuple[pairs.PairRows | None, np.ndarray]:
-    """The self-contacts of member ``index`` (a Surface body with its ``triangles``, at the state a
-    substep of ``member.frame_dt`` [s] starts from): (its rows against itself, or ``None`` when
-    there is none; the bound of each particle's distance, float64 [V] [m], for ``limit``).
+    """The self-contacts of member ``index``, a Surface body (``model``, its ``triangles`` int [T, 3])
+    at the ``state`` a substep of ``dt`` [s] starts from: (its rows against itself, or ``None`` when
+    there is none; the bound of each particle's distance, float64 [V] [m], for ``Bound``).
     ``compiled``: ``self_contact_kernel``, the same numbers."""
-    assert member.triangles is not None
-    model, positions = member.model, member.state.positions
-    triangles = np.asarray(member.triangles, dtype=np.int64)
-    edges = _edges(member.triangles)
-    relative = member.state.velocities - mean_motion(model, member.state.velocities)
-    travel = float(np.sqrt(np.einsum("vk,vk->v", relative, relative).max(initial=0.0))) * member.frame_dt
+    positions = state.positions
+    edges = _edges(triangles)
+    relative = state.velocities - mean_motion(model, state.velocities)
+    travel = float(np.sqrt(np.einsum("vk,vk->v", relative, relative).max(initial=0.0))) * dt
     floor = RADIUS_DISTANCES * settings.distance
     radius = max(floor, min(floor + RADIUS_TRAVELS * travel, RADIUS_EDGES * _median_edge(model.rest_positions, edges)))
+    triangles = np.asarray(triangles, dtype=np.int64)
     found = self_contact.search(positions, model.rest_positions, triangles, edges, radius, settings.distance, compiled)
     return _rows(index, settings, positions, triangles, edges, found), found.bound
+
+
+def every_substep(index: int, settings: SelfCollision, triangles: np.ndarray,
+                  compiled: ModuleType | None = None) -> pairs.SubstepContacts:
+    """Member ``index``'s contacts with itself for ``pairs.step_coupled``, for one frame: found before
+    a substep (``substep``) and its result bounded (``Bound``); the same search serves the next
+    substeps while every particle has moved less than ``REUSE_FRACTION`` of what its bound allows
+    since it (relative to the body's mean motion: the bound holds for the whole way since the
+    search, so nothing crosses; Offset Geometric Contact searches again only where a bound is
+    reached). A body at rest in folds then searches once a frame, not every substep."""
+    last: list[tuple[pairs.PairRows | None, Bound, int]] = []
+
+    def contacts(model: Model, state: State, dt: float) -> tuple[list[pairs.PairRows], Bound]:
+        if last and last[0][1].model is model and last[0][1].within(state.positions, REUSE_FRACTION):
+            rows, bound, age = last[0]
+            last[0] = (rows, bound, age + 1)
+            if rows is None:
+                return [], bound
+            # its planes recede from where the search found them (``pairs.SEPARATION_SPEED``)
+            receded = np.maximum(rows.allowances - pairs.SEPARATION_SPEED * dt * (age + 1), 0.0)
+            return [dataclasses.replace(rows, allowances=receded)], bound
+        rows, found = substep(model, state, triangles, dt, index, settings, compiled)
+        bound = Bound(model, state.positions, found, dt)
+        last[:] = [(rows, bound, 0)]
+        return ([] if rows is None else [rows]), bound
+    return contacts
 
 
 def _rows(index: int, settings: SelfCollision, positions: np.ndarray, triangles: np.ndarray, edges: np.ndarray,
@@ -129,32 +159,51 @@ def _rows(index: int, settings: SelfCollision, positions: np.ndarray, triangles:
         contact=pairs.ContactSettings(settings.distance, settings.static_friction, settings.kinetic_friction))
 
 
-def limit(model: Model, start: np.ndarray, new: State, bound: np.ndarray, dt: float) -> State:
-    """``new``, the state a substep of ``dt`` [s] reached from ``start`` (float64 [V, 3] [m]), with
-    every free particle's displacement less the body's mean displacement held within
-    ``BOUND_FRACTION`` of its ``bound`` [m] (``substep``; ``self_contact`` says why), its velocity
-    lowered by what the bound took; its shown positions alike."""
-    delta = new.positions - start
-    mean = mean_motion(model, delta)
-    positions = _limited(model, start, delta, mean, bound)
-    if positions is new.positions:
-        return new
-    velocities = new.velocities - (new.positions - positions) / dt
-    shown = new.shown_positions
-    if shown is not None:
-        shown = _limited(model, start, shown - start, mean, bound)
-    return new.moved(positions, velocities, new.rotations, shown, new.history)
+class Bound:
+    """What a substep from ``start`` (float64 [V, 3] [m]) of ``dt`` [s] may reach (``self_contact``
+    says why): every free particle's displacement less the body's mean displacement within
+    ``BOUND_FRACTION`` of its ``bound`` (float64 [V] [m], ``substep``)."""
+
+    def __init__(self, model: Model, start: np.ndarray, bound: np.ndarray, dt: float) -> None:
+        self.model, self.start, self.bound, self.dt = model, start, bound, dt
+        self.mean: np.ndarray | None = None
+
+    def within(self, positions: np.ndarray, fraction: float) -> bool:
+        """Whether every free particle at ``positions`` (float64 [V, 3] [m]) is within ``fraction`` of
+        what the bound allows it."""
+        relative = positions - self.start - mean_motion(self.model, positions - self.start)
+        length = np.sqrt(np.einsum("vk,vk->v", relative, relative))
+        return bool(np.all((length <= fraction * BOUND_FRACTION * self.bound) | (self.model.inverse_masses <= 0.0)))
+
+    def __call__(self, new: State, shown_only: bool = False) -> State:
+        """``new`` bounded, its velocity lowered by what the bound took (the displacement counted
+        from the search); with ``shown_only``, its shown positions only (the frame's end, its
+        positions bounded already), with the mean of the last call."""
+        if not shown_only or self.mean is None:
+            self.mean = mean_motion(self.model, new.positions - self.start)
+        positions = new.positions if shown_only else _limited(self.model, self.start, new.positions, self.mean,
+                                                              self.bound)
+        shown = new.shown_positions
+        if shown is not None:
+            shown = _limited(self.model, self.start, shown, self.mean, self.bound)
+        velocities = new.velocities if positions is new.positions else \
+            new.velocities - (new.positions - positions) / self.dt
+        if positions is new.positions and shown is new.shown_positions:
+            return new
+        return new.moved(positions, velocities, new.rotations, shown, new.history)
 
 
-def _limited(model: Model, start: np.ndarray, delta: np.ndarray, mean: np.ndarray, bound: np.ndarray) -> np.ndarray:
-    relative = delta - mean
+def _limited(model: Model, start: np.ndarray, reached: np.ndarray, mean: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """``reached`` (float64 [V, 3] [m]) with every free particle's displacement from ``start`` less
+    ``mean`` within ``BOUND_FRACTION`` of its ``bound``; ``reached`` itself when none is over."""
+    relative = reached - start - mean
     length = np.sqrt(np.einsum("vk,vk->v", relative, relative))
     allowed = BOUND_FRACTION * bound
     over = (length > allowed) & (model.inverse_masses > 0.0)
     if not over.any():
-        return start + delta
+        return reached
     scale = np.where(over, allowed / np.where(over, length, 1.0), 1.0)
-    return start + mean + relative * scale[:, None]
+    return np.where(over[:, None], start + mean + relative * scale[:, None], reached)
 
 
 def _direction(offset: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

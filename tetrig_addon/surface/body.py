@@ -274,12 +274,11 @@ class SurfaceSim:
             what ``SurfaceBody.advance`` raises.
         """
         if self.self_collision is not None:
-            # substep by substep, its contacts with itself found again each time; imported here, as
-            # ``touching_members`` builds on this module
-            from ..solver.pairs import ContactSettings
-            from ..touching_members import step_in_substeps
+            # substep by substep, its contacts with itself found again each time, as in a set of its
+            # own; imported here, as ``touching`` builds on this module
+            from ..touching import step_together
 
-            stepped = step_in_substeps((self,), (state,), (control,), ContactSettings())[0]
+            stepped = step_together((self,), (state,), (control,))[0]
             assert isinstance(stepped, SurfaceState)
             return stepped
         settings = replace(self.settings, gravity=control.gravity)
