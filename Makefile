@@ -16,6 +16,8 @@
 #   make bench       benchmarks/run.py (QUICK=1, REV=commit): timings, targets -> benchmarks/results.md
 #   make bench-touching  benchmarks/touching.py (QUICK=1): two bunnies dropped onto each other against one
 #                    alone, a pile of ten Jelly cubes -> benchmarks/touching.md (also part of make bench)
+#   make bench-self  benchmarks/self_contact.py: a 40 x 40 cloth folding onto itself on a ball, TetRig's
+#                    Self Collision vs Blender Cloth's -> benchmarks/self_contact.md (also part of make bench)
 #   make bench-surface  benchmarks/surface.py (QUICK=1): Surface bodies at 10k and 100k vertices vs
 #                    Blender's Soft Body on the same sphere -> benchmarks/surface.md (about 5 min)
 #   make clean       build output and caches (make distclean: also venvs and wheels)
@@ -49,7 +51,7 @@ MESH ?=
 TESTS ?= tests
 PRESSURE ?=
 
-.PHONY: venv venv313 test test311 test313 typecheck build demo jelly bench bench-surface bench-touching \
+.PHONY: venv venv313 test test311 test313 typecheck build demo jelly bench bench-surface bench-touching bench-self \
 	real-blender-check clean \
 	distclean
 
@@ -128,9 +130,13 @@ bench: venv
 	$(VENV)/bin/python -m pip install -q -r benchmarks/requirements.txt
 	$(VENV)/bin/python benchmarks/run.py $(if $(QUICK),--quick) $(if $(REV),--rev $(REV))
 	$(VENV)/bin/python benchmarks/touching.py $(if $(QUICK),--quick)
+	$(VENV)/bin/python benchmarks/self_contact.py
 
 bench-touching: venv
 	$(VENV)/bin/python benchmarks/touching.py $(if $(QUICK),--quick)
+
+bench-self: venv
+	$(VENV)/bin/python benchmarks/self_contact.py
 
 bench-surface: venv
 	$(VENV)/bin/python benchmarks/surface.py $(if $(QUICK),--quick)

@@ -15,7 +15,8 @@ def _classes() -> tuple[type, ...]:
 
     return (menus.TETRIG_MT_presets, menus.TETRIG_MT_jiggle_presets, menus.TETRIG_MT_export,
             main.TETRIG_PT_main, main.TETRIG_PT_simulation, main.TETRIG_PT_goal,
-            collisions.TETRIG_PT_collisions, collisions.TETRIG_PT_soft_body_collisions, main.TETRIG_PT_plasticity, main.TETRIG_PT_tearing,
+            collisions.TETRIG_PT_collisions, collisions.TETRIG_PT_soft_body_collisions,
+            collisions.TETRIG_PT_self_collision, main.TETRIG_PT_plasticity, main.TETRIG_PT_tearing,
             main.TETRIG_PT_quality, main.TETRIG_PT_bake, main.TETRIG_PT_output, jiggle.TETRIG_PT_jiggle)
 
 

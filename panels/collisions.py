@@ -1,8 +1,9 @@
 """The Collisions subpanel of Simulation (closed by default): the ground, the collision objects
 and the speed limit; and its Soft Bodies subpanel (cage and Surface bodies): whether the body touches
 the other TetRig soft bodies of its scene (``runtime/common/touching``), how far apart they rest, which
-Collision Collection limits them, and which bodies it is simulated with. A Collision modifier
-TetRig does not use is named with what happens instead (``scene_inputs.unused_collisions``)."""
+Collision Collection limits them, and which bodies it is simulated with; and a Surface body's Self
+Collision subpanel (its Distance). A Collision modifier TetRig does not use is named with what
+happens instead (``scene_inputs.unused_collisions``)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,20 @@ class TETRIG_PT_soft_body_collisions(SoftBodySubpanel):
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         col.prop(s, "soft_body_distance")
         col.prop(s, "soft_body_collection")
+
+
+class TETRIG_PT_self_collision(SoftBodySubpanel):
+    """Self Collision of a Surface body (as Blender Cloth's Self Collisions): its folds collide with
+    each other, this Distance apart (``tetrig_addon.solver.self_contact``)."""
+
+    bl_label = "Self Collision"
+    bl_parent_id = "TETRIG_PT_collisions"
+    header_toggle = "use_self_collision"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:  # Surface bodies only (cages: not yet)
+        obj = _target(context)
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE and object_settings(obj).surface_bound
+
+    def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
+        col.prop(s, "self_distance")

@@ -132,3 +132,11 @@ def drawn_panel(panel_class, context) -> list:
             setattr(panel, name, value.__get__(panel) if callable(value) else value)
     panel_class.draw(panel, context)
     return shown
+
+
+def shown_mesh(obj) -> tuple[np.ndarray, np.ndarray]:
+    """What Blender shows of ``obj``: world-space vertices float64 [N, 3] and triangles int [T, 3]."""
+    obj.data.calc_loop_triangles()
+    tris = np.empty(len(obj.data.loop_triangles) * 3, dtype=np.int32)
+    obj.data.loop_triangles.foreach_get("vertices", tris)
+    return world(obj, evaluated_positions(obj).astype(np.float64)), tris.reshape(-1, 3)

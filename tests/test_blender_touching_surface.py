@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from blender_helpers import COARSE_RESOLUTION, evaluated_positions, world
+from blender_helpers import COARSE_RESOLUTION, evaluated_positions, shown_mesh
 from test_blender_touching import assert_same, fresh, play
 
 FRAMES = 8
@@ -37,14 +37,6 @@ def ball_and_sheet(bpy):
     return ball, sheet
 
 
-def _world_mesh(obj) -> tuple[np.ndarray, np.ndarray]:
-    """What Blender shows of ``obj``: world-space vertices float64 [N, 3] and triangles int [T, 3]."""
-    obj.data.calc_loop_triangles()
-    tris = np.empty(len(obj.data.loop_triangles) * 3, dtype=np.int32)
-    obj.data.loop_triangles.foreach_get("vertices", tris)
-    return world(obj, evaluated_positions(obj).astype(np.float64)), tris.reshape(-1, 3)
-
-
 def deepest(bpy, ball, sheet, frames=range(1, FRAMES + 1)) -> float:
     """[m] the deepest any shown sheet vertex is inside the shown ball over ``frames`` played."""
     from tetrig.tetrig_addon import colliders
@@ -52,7 +44,7 @@ def deepest(bpy, ball, sheet, frames=range(1, FRAMES + 1)) -> float:
     worst = 0.0
     for frame in frames:
         bpy.context.scene.frame_set(frame)
-        (ball_points, tris), (sheet_points, _) = _world_mesh(ball), _world_mesh(sheet)
+        (ball_points, tris), (sheet_points, _) = shown_mesh(ball), shown_mesh(sheet)
         found = colliders.signed_distance(colliders.mesh_collider(ball_points, tris), sheet_points)[0]
         worst = max(worst, -float(found.min()))
     return worst
@@ -65,8 +57,8 @@ def test_a_surface_sheet_lands_on_a_cage_ball_and_soft_bodies_off_steps_it_alone
     assert touching.groups(touching.candidates(bpy.context.scene)) == [[ball, sheet]]
     assert deepest(bpy, ball, sheet) <= 1e-3  # measured: not inside at any frame
     assert frames.find(sheet).shared is not None and frames.find(sheet).shared is frames.find(ball).shared
-    top = _world_mesh(ball)[0][:, 2].max()
-    points = _world_mesh(sheet)[0]
+    top = shown_mesh(ball)[0][:, 2].max()
+    points = shown_mesh(sheet)[0]
     middle = points[np.argmin(np.hypot(points[:, 0], points[:, 1])), 2]  # the grid's middle vertex
     assert top < middle < top + 0.03  # on the ball, the contact distance (1 cm) over it
     together = play(bpy, (ball, sheet), range(1, FRAMES + 1))

@@ -29,6 +29,7 @@ from ...tetrig_addon import surface
 from ...tetrig_addon.body import Control
 from ...tetrig_addon.fingerprint import fingerprint
 from ...tetrig_addon.solver import SurfaceMaterial
+from ...tetrig_addon.solver.self_contact import SelfCollision
 from ...tetrig_addon.surface import SurfaceBody, SurfaceSim, SurfaceState, TearSettings
 from ..common import (bake_store, binding_store, compiled_solver, edits, frames, mesh_io, scene_inputs, stack,
                       touching)
@@ -116,11 +117,24 @@ def body_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, f
             stack.posed(obj), stack.input_animated(obj), s.use_tearing)
 
 
+def self_collision(obj: bpy.types.Object, scene: bpy.types.Scene) -> SelfCollision | None:
+    """The object's self-contact (``SelfCollision``, its distance in metres), or ``None`` when Self
+    Collision is off.
+
+    Raises:
+        TetRigInputError: a distance that is not positive.
+    """
+    s = object_settings(obj)
+    return SelfCollision(distance=s.self_distance * scene.unit_settings.scale_length) if s.use_self_collision else None
+
+
 def _motion_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
     """The settings the frames depend on besides the body: the step, material, plasticity and
-    tearing settings, the frame duration and the start frame."""
+    tearing settings, the frame duration and the start frame; then the self-contact, only when it is
+    on (so the keys and bake fingerprints of bodies without it are those of before it existed)."""
+    own = self_collision(obj, scene)
     return (sim_settings(obj, scene, cage=False), material(obj), plastic_settings(obj), tear_settings(obj),
-            frame_dt(scene), scene.frame_start)
+            frame_dt(scene), scene.frame_start, *(() if own is None else (own,)))
 
 
 def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, fresh: bool = False) -> tuple:
@@ -213,10 +227,10 @@ class SurfaceKind(SoftBodyKind):
 
     @staticmethod
     def body(prepared: SurfacePrepared, key: tuple) -> SurfaceSim:
-        _, settings, mat, plastic, tear, _, _ = key
+        _, settings, mat, plastic, tear, _, _, *own = key
         # a body about to step waits for the compiled solver when that is worth it
         compiled_solver.wait_for_kernel()
-        return SurfaceSim(prepared.body, settings, mat, plastic, tear)
+        return SurfaceSim(prepared.body, settings, mat, plastic, tear, own[0] if own else None)
 
     @staticmethod
     def control(prepared: SurfacePrepared, key: tuple, begin: scene_inputs.FrameInputs,
