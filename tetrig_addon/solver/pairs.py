@@ -410,8 +410,8 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
                 plans[index] = plan
                 continue
             surfaces = plan.surfaces.copy()
-            # the plane where the substep ends (the frame's rows from its start, its own from the substep's)
-            for rows, elapsed in [*((r, sub_dt * (s + 1)) for r in pair_rows), *((r, sub_dt) for r in own)]:
+            at_end = m.frame_dt * (s + 1) / substeps  # the planes where the substep ends (own rows: from it)
+            for rows, elapsed in [*((r, at_end) for r in pair_rows), *((r, sub_dt) for r in own)]:
                 surfaces[fixed:fixed + rows.contacts.shape[0]] = rows.planes(
                     model, current[index].positions, prepared[rows.other][0], current[rows.other].positions,
                     rows.contact or contact, elapsed, search)
