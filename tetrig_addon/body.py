@@ -16,8 +16,10 @@ calls it wraps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
+
+import numpy as np
 
 from .colliders import Collider
 from .timeline import FrameState
@@ -46,6 +48,15 @@ class Control:
     goals: tuple[Any, Any] | None = None
     colliders: tuple[Collider, ...] = ()
     rest: Any = None
+
+    def part(self, k: int, parts: int) -> "Control":
+        """Part ``k`` (0 to ``parts`` − 1) of the frame cut into ``parts`` equal frames: its
+        duration, and goals (arrays) interpolated to its start and end."""
+        goals = self.goals
+        if goals is not None:
+            start, end = np.asarray(goals[0]), np.asarray(goals[1])
+            goals = (start + (end - start) * (k / parts), start + (end - start) * ((k + 1) / parts))
+        return replace(self, frame_dt=self.frame_dt / parts, goals=goals)
 
 
 S = TypeVar("S", bound=FrameState)

@@ -24,37 +24,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence, Union
 
-import numpy as np
-
 from . import solver
 from .body import Control
 from .cage.body import CageBody
 from .solver import pairs, self_rows
 from .solver.self_contact import SelfCollision
-from .surface.body import SurfaceSim, SurfaceState
-from .surface.model import SurfaceModel
+from .surface.body import SurfaceSim, SurfaceState, surface_triangles
 
 # A member of a set: a cage soft body or a Surface body.
 MemberBody = Union[CageBody, SurfaceSim]
-
-# The fan triangles on the particles of the last few Surface models asked for (``surface_triangles``):
-# the same array object each frame, so the contacts' surface facts are told once (``pairs``).
-_TRIANGLES_CACHE_SIZE = 16
-_triangles_cache: dict[int, tuple[SurfaceModel, np.ndarray]] = {}
-
-
-def surface_triangles(sim: SurfaceSim, current: SurfaceModel) -> np.ndarray:
-    """The faces of ``sim``'s mesh fanned into triangles on the particles of ``current`` (its model
-    for a set of torn edges): int32 [triangle_count, 3], the mesh's winding."""
-    cached = _triangles_cache.get(id(current))
-    if cached is not None and cached[0] is current:
-        return cached[1]
-    triangles = np.ascontiguousarray(current.corner_particles[sim.body.mesh.triangles], dtype=np.int32)
-    if len(_triangles_cache) >= _TRIANGLES_CACHE_SIZE:
-        _triangles_cache.pop(next(iter(_triangles_cache)))
-    _triangles_cache[id(current)] = (current, triangles)
-    return triangles
-
 
 def frame_member(body: MemberBody, state: solver.State, control: Control) -> pairs.Member:
     """``body`` at ``state`` with the frame's inputs ``control``, as ``pairs`` steps it.
@@ -68,18 +46,7 @@ def frame_member(body: MemberBody, state: solver.State, control: Control) -> pai
         return pairs.Member(model, state, settings, control.frame_dt, control.goals, tuple(control.colliders),
                             body.plastic, body.triangles)
     assert isinstance(state, SurfaceState)
-    body.body.check(body.material)
-    for extra in (body.plastic, body.tear):
-        if extra is not None:
-            extra.validated()
-    current = body.body.model_for(state.torn, state.broken)
-    goals = None
-    if control.goals is not None:
-        particles = current.particle_vertices
-        goals = (np.asarray(control.goals[0])[particles], np.asarray(control.goals[1])[particles])
-    return pairs.Member(current.model, state, dataclasses.replace(body.settings, gravity=control.gravity),
-                        control.frame_dt, goals, tuple(control.colliders), body.plastic,
-                        surface_triangles(body, current), body.material)
+    return body.member(state, control)
 
 
 def step_alone(body: MemberBody, state: solver.State, control: Control) -> solver.State:
@@ -143,12 +110,7 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
     for k in range(substeps):
         members = []
         for body, state, control in zip(bodies, current, controls):
-            goals = control.goals
-            if goals is not None:
-                start, end = np.asarray(goals[0]), np.asarray(goals[1])
-                goals = (start + (end - start) * (k / substeps), start + (end - start) * ((k + 1) / substeps))
-            member = frame_member(body, state, dataclasses.replace(control, frame_dt=control.frame_dt / substeps,
-                                                                   goals=goals))
+            member = frame_member(body, state, control.part(k, substeps))
             members.append(dataclasses.replace(member, settings=dataclasses.replace(member.settings, substeps=1)))
         # a Surface body's contacts with itself, found again every substep (``solver.self_contact``)
         extra: list[list[pairs.PairRows]] = [[] for _ in bodies]

@@ -20,6 +20,7 @@ from ..errors import TetRigInputError
 from ..solver import SimSettings, State, step
 from ..solver.model import EDGE_STRUCTURAL
 from ..solver.plasticity import PlasticSettings
+from ..solver import pairs, self_rows
 from ..solver.self_contact import SelfCollision
 from ..solver.settings import SurfaceMaterial
 from . import model as surface_model
@@ -28,6 +29,10 @@ from .mesh import SurfaceMesh
 
 # Models kept per body, for the last few sets of torn edges asked for.
 MODEL_CACHE_SIZE = 4
+# The fan triangles on the particles of the last few Surface models asked for (``surface_triangles``):
+# the same array object each frame, so the contacts' surface facts are told once (``solver.pairs``).
+_TRIANGLES_CACHE_SIZE = 16
+_triangles_cache: dict[int, tuple[surface_model.SurfaceModel, np.ndarray]] = {}
 
 
 @dataclass
@@ -241,6 +246,19 @@ class SurfaceBody:
         return state.positions[self.model_for(state.torn, state.broken).corner_particles]
 
 
+def surface_triangles(sim: "SurfaceSim", current: surface_model.SurfaceModel) -> np.ndarray:
+    """The faces of ``sim``'s mesh fanned into triangles on the particles of ``current`` (its model
+    for a set of torn edges): int32 [triangle_count, 3], the mesh's winding."""
+    cached = _triangles_cache.get(id(current))
+    if cached is not None and cached[0] is current:
+        return cached[1]
+    triangles = np.ascontiguousarray(current.corner_particles[sim.body.mesh.triangles], dtype=np.int32)
+    if len(_triangles_cache) >= _TRIANGLES_CACHE_SIZE:
+        _triangles_cache.pop(next(iter(_triangles_cache)))
+    _triangles_cache[id(current)] = (current, triangles)
+    return triangles
+
+
 @dataclass(frozen=True, eq=False)
 class SurfaceSim:
     """A Surface body with its settings as a ``body.Body`` (``SurfaceBody`` is its model, built
@@ -274,16 +292,47 @@ class SurfaceSim:
             what ``SurfaceBody.advance`` raises.
         """
         if self.self_collision is not None:
-            # substep by substep, its contacts with itself found again each time, as in a set of its
-            # own; imported here, as ``touching`` builds on this module
-            from ..touching import step_together
-
-            stepped = step_together((self,), (state,), (control,))[0]
-            assert isinstance(stepped, SurfaceState)
-            return stepped
+            return self._step_self(state, control, self.self_collision)
         settings = replace(self.settings, gravity=control.gravity)
         return self.body.advance(state, settings, self.material, control.frame_dt, goals=control.goals,
                                  colliders=control.colliders, plastic=self.plastic, tear=self.tear)
+
+    def member(self, state: SurfaceState, control: Control) -> pairs.Member:
+        """This body at ``state`` with the frame's inputs ``control``, as ``solver.pairs`` steps it
+        (``touching_members.frame_member``): its particles, its faces on them.
+
+        Raises:
+            TetRigInputError: its material, plasticity or tearing out of range (``SurfaceBody.check``).
+        """
+        self.body.check(self.material)
+        for extra in (self.plastic, self.tear):
+            if extra is not None:
+                extra.validated()
+        current = self.body.model_for(state.torn, state.broken)
+        goals = None
+        if control.goals is not None:
+            particles = current.particle_vertices
+            goals = (np.asarray(control.goals[0])[particles], np.asarray(control.goals[1])[particles])
+        return pairs.Member(current.model, state, replace(self.settings, gravity=control.gravity),
+                            control.frame_dt, goals, tuple(control.colliders), self.plastic,
+                            surface_triangles(self, current), self.material)
+
+    def _step_self(self, state: SurfaceState, control: Control, own: SelfCollision) -> SurfaceState:
+        """One frame colliding with itself (``solver.self_contact``): substep by substep, its
+        contacts with itself found before a substep (``self_rows.every_substep``); one that tears
+        steps as frames of one substep each, torn after each (as ``touching_members.step_in_substeps``
+        steps a set)."""
+        parts = 1 if self.tear is None else self.settings.substeps
+        for k in range(parts):
+            member = self.member(state, control.part(k, parts))
+            if parts > 1:
+                member = replace(member, settings=replace(member.settings, substeps=1))
+            assert member.triangles is not None
+            hook = self_rows.every_substep(0, own, member.triangles, self_rows.compiled_search())
+            stepped = pairs.step_coupled([member], [[]], pairs.ContactSettings(), None, [hook])[0]
+            assert isinstance(stepped, SurfaceState)
+            state = stepped if self.tear is None else self.body.torn(stepped, self.tear)
+        return state
 
     def shown(self, state: SurfaceState) -> SplitMesh:
         """The mesh the frame shows (``SurfaceBody.split_mesh``)."""
