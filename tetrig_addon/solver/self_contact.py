@@ -1,8 +1,8 @@
 """Self-contact of a Surface body: its particles against its own triangles and its edges against
 its own edges, so a sheet that folds onto itself, torn or whole, never passes through itself.
 
-Method: Offset Geometric Contact (Chen, Hu, Macklin, Yuksel et al. 2025, "Offset Geometric Contact",
-ACM TOG 44(4)), in this solver's substeps:
+Method: Offset Geometric Contact (Chen et al. 2025, "Offset Geometric Contact", ACM TOG 44(4)), in
+this solver's substeps:
 
 * **Contacts.** At the start of each substep, every particle within the search radius of a
   triangle that is not its own (the particle is not one of its corners) and every edge within it of
@@ -14,10 +14,13 @@ ACM TOG 44(4)), in this solver's substeps:
 * **The bound that keeps it clean.** Each particle's distance b to the nearest feature it is not
   part of (over every pair touching it: as the particle, as a triangle's corner, as an edge's end;
   the search radius where none is nearer) bounds how far it may move in the substep relative to
-  the body's mean motion: |Δxᵢ − Δx̄| ≤ γ·bᵢ with γ = ``BOUND_FRACTION`` < ½ (``limit``). The
-  distance between a point and a triangle, or two segments, changes by at most the largest
-  difference of their corners' displacements, here < 2γ·b ≤ the distance: no two features that
-  share no particle can meet within a substep, so none ever crosses another.
+  the body's mean motion: |Δxᵢ − Δx̄| ≤ γ·bᵢ with γ = ``BOUND_FRACTION`` < ½
+  (``self_rows.Bound``). The distance between a point and a triangle, or two segments, changes by
+  at most the largest difference of their corners' displacements, here < 2γ·b ≤ the distance: no
+  two features that share no particle can meet within a substep, so none ever crosses another.
+* **Searching again.** The bound holds for the whole way since a search, so a search serves the
+  next substeps while every particle has used less than half of what it allows
+  (``self_rows.every_substep``); OGC, too, searches again only where a bound is reached.
 """
 
 from __future__ import annotations

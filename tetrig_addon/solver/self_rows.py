@@ -1,6 +1,7 @@
 """A Surface body's self-contacts for one substep (``self_contact`` gives the method): the rows
 its VBD sweep solves (``pairs.PairRows`` against itself) and the bound on each particle's motion,
-then the bound applied to the substep's result (``limit``).
+then the bound applied to the substep's result (``Bound``); a search kept for the next substeps
+while the bound holds (``every_substep``).
 
 Which pairs are contacts: a particle and a triangle it is not a corner of, or two edges that
 share no particle, closer than the search radius now, and not closer than the contact distance at
