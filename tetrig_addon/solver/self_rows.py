@@ -170,11 +170,12 @@ class Bound:
         self.mean: np.ndarray | None = None
 
     def within(self, positions: np.ndarray, fraction: float) -> bool:
-        """Whether every free particle at ``positions`` (float64 [V, 3] [m]) is within ``fraction`` of
-        what the bound allows it."""
+        """Whether every particle at ``positions`` (float64 [V, 3] [m]) is within ``fraction`` of what
+        the bound allows it: pinned and goal-held ones too (they are not bounded, but one that moved
+        as far asks for a new search, so a grip animated into the sheet meets its contacts)."""
         relative = positions - self.start - mean_motion(self.model, positions - self.start)
         length = np.sqrt(np.einsum("vk,vk->v", relative, relative))
-        return bool(np.all((length <= fraction * BOUND_FRACTION * self.bound) | (self.model.inverse_masses <= 0.0)))
+        return bool(np.all(length <= fraction * BOUND_FRACTION * self.bound))
 
     def __call__(self, new: State, shown_only: bool = False) -> State:
         """``new`` bounded, its velocity lowered by what the bound took (the displacement counted
