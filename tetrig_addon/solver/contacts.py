@@ -44,6 +44,12 @@ from .settings import SimSettings
 CONTACT_STIFFNESS_RATIO = 100.0
 CONTACT_REFERENCE_STEP = 1.0 / 240.0
 CONTACT_MIN_RATIO = 20.0
+# A contact point whose free control points carry less than this share of it (a vertex bound almost
+# wholly to pinned points) counts as pinned: no contact stiffness. Its stiffness is set so its free
+# points carry the whole correction, so a share s moves them by the depth / s: measured, a pinned
+# arm's vertex with a share of 1e-17 on a free point (round-off in its weights) threw that point at
+# 1e10 m/s when another part of the body touched it.
+CONTACT_FREE_SHARE = 0.05
 # Below this tangential speed [m/s] a contact sticks (static friction); it is the most a body held
 # by static friction creeps.
 FRICTION_SLIP_SPEED = 1e-4
@@ -302,9 +308,10 @@ def _assemble(model: Model, near: np.ndarray, normals: np.ndarray, surfaces: np.
         compliance = np.where(moving, shares * w * inv, 0.0).sum(1)
         # (a pinned contact point has no compliance: divide by 1 there, not by TINY, which overflows)
         safe = np.where(compliance > 0.0, compliance, 1.0)
-        stiffness = np.where(compliance > 0.0, ratio / (sim_dt * sim_dt * safe), 0.0)
-        offsets, point_contacts, point_corners = point_incidence(idx, moving, model.particle_count)
         free_weights, free_shares = np.where(free, w, 0.0).sum(1), np.where(free, shares, 0.0).sum(1)
+        stiffness = np.where((compliance > 0.0) & (free_shares >= CONTACT_FREE_SHARE),
+                             ratio / (sim_dt * sim_dt * safe), 0.0)
+        offsets, point_contacts, point_corners = point_incidence(idx, moving, model.particle_count)
     return ContactPlan(indices=idx, weights=w, shares=shares,
                        normals=np.ascontiguousarray(normals, dtype=np.float64),
                        surfaces=np.ascontiguousarray(surfaces, dtype=np.float64),
@@ -361,7 +368,7 @@ def project_out(positions: np.ndarray, inverse_masses: np.ndarray, plan: Contact
     """
     if compiled is not None:
         x, moved = compiled.project_out(positions, inverse_masses, plan.indices, plan.weights, plan.shares,
-                                        plan.normals, plan.surfaces, plan.depths, passes)
+                                        plan.free_shares, plan.normals, plan.surfaces, plan.depths, passes)
         return x if moved else positions
     if plan.indices.shape[0] == 0:
         return positions
@@ -375,7 +382,8 @@ def project_out(positions: np.ndarray, inverse_masses: np.ndarray, plan: Contact
     c = depth(everyone, positions)
     # only the penetrating candidates take part (the passes move their control points outward,
     # which lifts the others sharing them, never sinks them on a plane)
-    rows = everyone[(c < 0.0) & (c > -plan.depths)]
+    # (a contact point held almost wholly by pinned points counts as pinned: ``CONTACT_FREE_SHARE``)
+    rows = everyone[(c < 0.0) & (c > -plan.depths) & (plan.free_shares >= CONTACT_FREE_SHARE)]
     inv = inverse_masses[idx[rows]]  # [a, 4]
     denominator = (w[rows] * shares[rows] * inv).sum(axis=1)
     keep = denominator > TINY

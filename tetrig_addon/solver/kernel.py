@@ -1154,7 +1154,8 @@ def assemble_contacts(all_indices, all_weights, inverse_masses, near, ratio, sim
                     offsets[idx[c, k] + 1] += 1
         free_weights[c] = fw
         free_shares[c] = fs
-        stiffness[c] = ratio / (sim_dt * sim_dt * max(compliance, TINY)) if compliance > 0.0 else 0.0
+        stiffness[c] = ratio / (sim_dt * sim_dt * max(compliance, TINY)) if (
+            compliance > 0.0 and fs >= contacts.CONTACT_FREE_SHARE) else 0.0
     for i in range(n):
         offsets[i + 1] += offsets[i]
     fill = offsets[:-1].copy()
@@ -1173,14 +1174,14 @@ def _plane_distance(x, idx, w, normals, surfaces, c):
 
 
 @njit(cache=True)
-def project_out(positions, inverse_masses, idx, w, shares, normals, surfaces, depths, passes):
+def project_out(positions, inverse_masses, idx, w, shares, free_shares, normals, surfaces, depths, passes):
     """``contacts.project_out``, compiled: (corrected positions float64 [particle_count, 3] [m],
     whether any contact penetrated). The same Jacobi passes, averaged per control point."""
     rows = np.empty(idx.shape[0], dtype=np.int64)
     count = 0
     for c in range(idx.shape[0]):
         d = _plane_distance(positions, idx, w, normals, surfaces, c)
-        if d < 0.0 and d > -depths[c]:
+        if d < 0.0 and d > -depths[c] and free_shares[c] >= contacts.CONTACT_FREE_SHARE:
             denominator = 0.0
             for k in range(4):
                 denominator += w[c, k] * shares[c, k] * inverse_masses[idx[c, k]]
