@@ -27,7 +27,7 @@ from typing import Any, Sequence, Union
 from . import solver
 from .body import Control
 from .cage.body import CageBody
-from .solver import pairs, self_rows
+from .solver import cage_self, pairs, self_rows
 from .solver.self_contact import SelfCollision
 from .surface.body import SurfaceSim, SurfaceState, surface_triangles
 
@@ -42,9 +42,7 @@ def frame_member(body: MemberBody, state: solver.State, control: Control) -> pai
             (``SurfaceBody.check``).
     """
     if isinstance(body, CageBody):
-        model, settings = body.frame_model(control)
-        return pairs.Member(model, state, settings, control.frame_dt, control.goals, tuple(control.colliders),
-                            body.plastic, body.triangles)
+        return body.member(state, control)
     assert isinstance(state, SurfaceState)
     return body.member(state, control)
 
@@ -76,19 +74,37 @@ def tears(body: MemberBody) -> bool:
 
 
 def self_collision(body: MemberBody) -> SelfCollision | None:
-    """A Surface body's self-contact settings, ``None`` for a body that does not collide with
-    itself."""
-    return body.self_collision if isinstance(body, SurfaceSim) else None
+    """A body's self-contact settings (a Surface body's, ``solver.self_contact``; a cage body's with
+    a surface, ``solver.cage_self``), ``None`` for a body that does not collide with itself."""
+    if isinstance(body, CageBody) and body.self_surface is None:
+        return None
+    return body.self_collision
+
+
+def cage_own_rows(bodies: Sequence[MemberBody], members: Sequence[pairs.Member],
+                  use_kernel: bool | None = None) -> list[list[pairs.PairRows]]:
+    """Each member's contacts with itself for its frame where it is a cage body that collides with
+    itself (``CageBody.own_rows``, ``solver.cage_self``), else none."""
+    rows: list[list[pairs.PairRows]] = []
+    for i, (body, m) in enumerate(zip(bodies, members)):
+        own = body.own_rows(m.model, m.state, i, use_kernel) if isinstance(body, CageBody) else None
+        rows.append([] if own is None else [own])
+    return rows
 
 
 def own_contacts(bodies: Sequence[MemberBody], members: Sequence[pairs.Member],
                  use_kernel: bool | None = None) -> list[pairs.SubstepContacts | None]:
-    """For ``pairs.step_coupled``: each member's contacts with itself (``self_rows.every_substep``),
-    ``None`` for one that does not collide with itself."""
-    search = self_rows.compiled_search(use_kernel)
+    """For ``pairs.step_coupled``: each member's contacts with itself (a Surface body's
+    ``self_rows.every_substep``, a cage body's ``cage_self.every_substep``), ``None`` for one that
+    does not collide with itself."""
+    search, cage_search = self_rows.compiled_search(use_kernel), cage_self.compiled_search(use_kernel)
     hooks: list[pairs.SubstepContacts | None] = []
     for i, (body, member) in enumerate(zip(bodies, members)):
         own = self_collision(body)
+        if isinstance(body, CageBody):
+            surface = body.self_surface
+            hooks.append(None if surface is None else cage_self.every_substep(surface, i, cage_search))
+            continue
         hooks.append(None if own is None or member.triangles is None else
                      self_rows.every_substep(i, own, member.triangles, search))
     return hooks
@@ -118,10 +134,11 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
         search = self_rows.compiled_search(use_kernel)
         for i, body in enumerate(bodies):
             own, m = self_collision(body), members[i]
-            if own is not None and m.triangles is not None:
+            if isinstance(body, SurfaceSim) and own is not None and m.triangles is not None:
                 rows, distances = self_rows.substep(m.model, m.state, m.triangles, m.frame_dt, i, own, search)
                 extra[i] = [rows] if rows is not None else []
                 bounds[i] = self_rows.Bound(m.model, m.state.positions, distances, m.frame_dt)
+        extra = [[*rows, *more] for rows, more in zip(extra, cage_own_rows(bodies, members, use_kernel))]
         current = list(pairs.step_members(members, contact, use_kernel, extra))
         for i, limit in bounds.items():
             current[i] = limit(current[i])
@@ -133,5 +150,5 @@ def step_in_substeps(bodies: Sequence[MemberBody], states: Sequence[solver.State
     return tuple(current)
 
 
-__all__ = ["MemberBody", "frame_member", "own_contacts", "self_collision", "shown", "step_alone", "step_in_substeps",
-           "surface_triangles", "tears"]
+__all__ = ["MemberBody", "cage_own_rows", "frame_member", "own_contacts", "self_collision", "shown", "step_alone",
+           "step_in_substeps", "surface_triangles", "tears"]

@@ -20,7 +20,7 @@ import hashlib
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -148,6 +148,36 @@ wait_for_cached_load = _KERNEL.wait_for_cached_load
 kernel = _KERNEL.module
 also_load = _KERNEL.also_load
 _cached_here = _KERNEL.cached_here
+
+
+class Companion:
+    """A compiled search that loads in the background whenever the solver's kernel has loaded (the
+    contacts between bodies, ``pairs``; a Surface body's with itself, ``self_rows``; a cage body's
+    with itself, ``cage_self``), each with a NumPy reference that finds the same contacts.
+
+    Args:
+        import_module: imports the search's kernel module (whose ``warm_up()`` compiles it, or
+            reads Numba's cache, on a small case).
+        thread_name: the name of the thread that loads it.
+    """
+
+    def __init__(self, import_module: Callable[[], ModuleType], thread_name: str) -> None:
+        def load() -> ModuleType:
+            module = import_module()
+            module.warm_up()
+            return module
+        self._kernel = LazyKernel(load, thread_name)
+        also_load(self._kernel)
+
+    def module(self, use_kernel: bool | None = None) -> ModuleType | None:
+        """The search's kernel module where the solver's kernel is loaded and ``use_kernel`` is not
+        ``False``, else ``None`` (use the NumPy reference)."""
+        if use_kernel is False or not kernel_ready():
+            return None
+        try:
+            return self._kernel.module()
+        except KernelUnavailable:
+            return None
 
 
 def global_step_ready() -> bool:

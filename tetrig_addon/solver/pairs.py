@@ -47,7 +47,6 @@ import numpy as np
 
 from .. import colliders as collision
 from ..colliders import nearby
-from ..lazy_kernel import KernelUnavailable, LazyKernel
 from ..errors import TetRigInputError
 from . import backend, contacts, loop, pair_surfaces
 from .contacts import Rows
@@ -257,7 +256,7 @@ def find_pairs(members: Sequence[Member], contact: ContactSettings,
                use_kernel: bool | None = None) -> list[list[PairRows]]:
     """``frame_pairs`` searched as the members step: compiled where the kernel is (``use_kernel``
     as ``backend.step``'s), else in NumPy; an empty list per member when none comes within reach."""
-    return frame_pairs(members, contact, None if use_kernel is False else _compiled_search())
+    return frame_pairs(members, contact, _compiled_search(use_kernel))
 
 
 def frame_pairs(members: Sequence[Member], contact: ContactSettings,
@@ -366,9 +365,9 @@ def _pair_rows(surface: nearby.Surface | None, facts: pair_surfaces.SurfaceFacts
                     allowances=np.maximum(contact.thickness - distance, 0.0))
 
 
-# A member's contacts found again before every substep (``self_rows``): from its frame model, state at the
-# substep's start and substep [s], its rows and what the result passes through (``self_rows.Bound``).
-SubstepContacts = Callable[[Model, State, float], tuple[Sequence[PairRows], Callable[[State, bool], State]]]
+# A member's contacts found again before every substep (``self_rows``, ``cage_self``): from its frame model, state
+# at the substep's start and substep [s], its rows and what bounds the result (``self_rows.Bound``, or ``None``).
+SubstepContacts = Callable[[Model, State, float], tuple[Sequence[PairRows], Callable[[State, bool], State] | None]]
 
 
 def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]], contact: ContactSettings,
@@ -380,7 +379,7 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
     and a substep sets the planes of its rows; ``every_substep`` (per member, or ``None``): contacts
     found again before each substep (the plan assembled again) and what bounds its result."""
     substeps = max(m.settings.substeps for m in members)
-    search = None if use_kernel is False else _compiled_search()
+    search = _compiled_search(use_kernel)
     hooks = list(every_substep) if every_substep is not None else [None] * len(members)
     prepared = []
     for m, pair_rows in zip(members, found):
@@ -425,26 +424,17 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
     return tuple(end if passing is None else passing(end, True) for end, passing in zip(ends, passes))
 
 
-def _load_search() -> ModuleType:
-    """Import the compiled search and compile it (or read Numba's cache) on one point."""
+def _import_search() -> ModuleType:
     from . import pairs_kernel as module
 
-    module.warm_up()
     return module
 
 
-# Loaded in the background whenever the solver's kernel has loaded: the bodies' contacts search
-# with Numba where the solver steps with it.
-_SEARCH = LazyKernel(_load_search, "tetrig-pairs-compile")
-backend.also_load(_SEARCH)
+# Loaded in the background whenever the solver's kernel has loaded.
+_SEARCH = backend.Companion(_import_search, "tetrig-pairs-compile")
 
 
-def _compiled_search() -> ModuleType | None:
-    """The compiled search (``pairs_kernel``) where the solver's kernel is loaded, else ``None``:
+def _compiled_search(use_kernel: bool | None = None) -> ModuleType | None:
+    """The compiled search (``pairs_kernel``), or ``None`` (``backend.Companion.module``):
     ``colliders.nearby`` finds the same triangles in NumPy."""
-    if not backend.kernel_ready():
-        return None
-    try:
-        return _SEARCH.module()
-    except KernelUnavailable:
-        return None
+    return _SEARCH.module(use_kernel)

@@ -120,14 +120,14 @@ def search(positions: np.ndarray, rest: np.ndarray, triangles: np.ndarray, edges
     bound = np.full(count, radius)
     vertex, triangle, bary, squared = _point_triangle_pairs(positions, triangles, radius)
     corners = triangles[triangle]
-    apart = _point_triangle(rest, vertex, corners)[1] >= rest_limit * rest_limit
+    apart = point_triangle_squared(rest, vertex, corners)[1] >= rest_limit * rest_limit
     vertex, triangle, corners = vertex[apart], triangle[apart], corners[apart]
     bary, squared = bary[apart], squared[apart]
     distance = np.sqrt(squared)
     for ends in (vertex, corners[:, 0], corners[:, 1], corners[:, 2]):
         np.minimum.at(bound, ends, distance)
     best, best_bary = np.full(count, -1, dtype=np.int64), np.zeros((count, 3))
-    first = _first_of_each(vertex, squared, triangle)
+    first = first_of_each(vertex, squared, triangle)
     best[vertex[first]], best_bary[vertex[first]] = triangle[first], bary[first]
     e, f, parameters, squared = _edge_pairs(positions, edges, radius, longest)
     apart = _segments(rest, edges[e], edges[f])[1] >= rest_limit * rest_limit
@@ -138,13 +138,14 @@ def search(positions: np.ndarray, rest: np.ndarray, triangles: np.ndarray, edges
     partner, best_parameters = np.full(edges.shape[0], -1, dtype=np.int64), np.zeros((edges.shape[0], 2))
     own, other = np.concatenate([e, f]), np.concatenate([f, e])
     both = np.concatenate([parameters, parameters[:, ::-1]])
-    first = _first_of_each(own, np.concatenate([squared, squared]), other)
+    first = first_of_each(own, np.concatenate([squared, squared]), other)
     partner[own[first]], best_parameters[own[first]] = other[first], both[first]
     return Nearest(bound, best, best_bary, partner, best_parameters)
 
 
-def _first_of_each(keys: np.ndarray, squared: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """For each key, the row with the least ``squared``, then the lowest ``index``."""
+def first_of_each(keys: np.ndarray, squared: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """For each key (int64 [n]), the row (int64 [k]) with the least ``squared`` (float64 [n]), then
+    the lowest ``index`` (int64 [n]): the kernels' choice on a tie."""
     order = np.lexsort((index, squared, keys))
     _, first = np.unique(keys[order], return_index=True)
     return order[first]
@@ -165,14 +166,16 @@ def _point_triangle_pairs(positions: np.ndarray, triangles: np.ndarray,
     triangle = np.repeat(np.arange(len(triangles), dtype=np.int64), sizes)
     own = np.any(triangles[triangle] == vertex[:, None], axis=1)
     vertex, triangle = vertex[~own], triangle[~own]
-    bary, squared = _point_triangle(positions, vertex, triangles[triangle])
+    bary, squared = point_triangle_squared(positions, vertex, triangles[triangle])
     keep = squared < radius * radius
     return vertex[keep], triangle[keep], bary[keep], squared[keep]
 
 
-def _point_triangle(positions: np.ndarray, vertex: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(barycentric float64 [n, 3], squared distance float64 [n]) of each particle's closest point
-    on its triangle (corners int64 [n, 3]), in the kernel's order."""
+def point_triangle_squared(positions: np.ndarray, vertex: np.ndarray,
+                           corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(barycentric float64 [n, 3], squared distance float64 [n] [m²]) of each particle's (int64
+    [n]) closest point on its triangle (corners int64 [n, 3]) at ``positions`` (float64 [V, 3]
+    [m]), in the kernel's order (Ericson 2005, §5.1.5)."""
     a, b, c = positions[corners[:, 0]], positions[corners[:, 1]], positions[corners[:, 2]]
     bary = nearby._closest_barycentric(positions[vertex], a, b, c)
     return bary, _squared(positions[vertex], bary[:, 0, None] * a + bary[:, 1, None] * b + bary[:, 2, None] * c)

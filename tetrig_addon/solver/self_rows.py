@@ -18,7 +18,6 @@ from types import ModuleType
 
 import numpy as np
 
-from ..lazy_kernel import KernelUnavailable, LazyKernel
 from . import backend, pairs, self_contact
 from .model import Model, State
 from .self_contact import BOUND_FRACTION, SelfCollision
@@ -230,25 +229,17 @@ def _on_segment(positions: np.ndarray, edges: np.ndarray, s: np.ndarray) -> np.n
     return a + s[:, None] * (b - a)
 
 
-def _load_search() -> ModuleType:
-    """Import the compiled search and compile it (or read Numba's cache) on two triangles."""
+def _import_search() -> ModuleType:
     from . import self_contact_kernel as module
 
-    module.warm_up()
     return module
 
 
-# Loaded in the background whenever the solver's kernel has loaded, as ``pairs``' search is.
-_SEARCH = LazyKernel(_load_search, "tetrig-self-contact-compile")
-backend.also_load(_SEARCH)
+# Loaded in the background whenever the solver's kernel has loaded.
+_SEARCH = backend.Companion(_import_search, "tetrig-self-contact-compile")
 
 
 def compiled_search(use_kernel: bool | None = None) -> ModuleType | None:
-    """The compiled search (``self_contact_kernel``) where the solver's kernel is loaded and
-    ``use_kernel`` is not ``False``, else ``None`` (the NumPy reference finds the same pairs)."""
-    if use_kernel is False or not backend.kernel_ready():
-        return None
-    try:
-        return _SEARCH.module()
-    except KernelUnavailable:
-        return None
+    """The compiled search (``self_contact_kernel``), or ``None`` (``backend.Companion.module``): the
+    NumPy reference finds the same pairs."""
+    return _SEARCH.module(use_kernel)
