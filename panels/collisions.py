@@ -12,6 +12,7 @@ from typing import Any
 import bpy
 
 from ..runtime.common import scene_inputs, touching
+from ..tetrig_addon.solver.cage_self import NEIGHBOUR_DISTANCES
 from ..runtime.common.properties import ROLE_SOURCE, object_settings
 from .main import SoftBodySubpanel, _target, _toggled, wrapped_label
 
@@ -67,17 +68,20 @@ class TETRIG_PT_soft_body_collisions(SoftBodySubpanel):
 
 
 class TETRIG_PT_self_collision(SoftBodySubpanel):
-    """Self Collision of a Surface body (as Blender Cloth's Self Collisions): its folds collide with
-    each other, this Distance apart (``tetrig_addon.solver.self_contact``)."""
+    """Self Collision (as Blender Cloth's Self Collisions): the body's parts collide with each other,
+    this Distance apart (a Surface body's ``tetrig_addon.solver.self_contact``, a soft body's shown
+    surface ``tetrig_addon.solver.cage_self``)."""
 
     bl_label = "Self Collision"
     bl_parent_id = "TETRIG_PT_collisions"
     header_toggle = "use_self_collision"
 
     @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:  # Surface bodies only (cages: not yet)
+    def poll(cls, context: bpy.types.Context) -> bool:
         obj = _target(context)
-        return obj is not None and object_settings(obj).role == ROLE_SOURCE and object_settings(obj).surface_bound
+        return obj is not None and object_settings(obj).role == ROLE_SOURCE
 
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         col.prop(s, "self_distance")
+        if not s.surface_bound:  # a soft body's neighbours (``cage_self.NEIGHBOUR_DISTANCES``)
+            col.label(text=f"Parts nearer than {NEIGHBOUR_DISTANCES:g}× this at rest never collide", icon="INFO")

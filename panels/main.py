@@ -317,7 +317,7 @@ class TETRIG_PT_plasticity(SoftBodySubpanel):
         col.prop(s, "plastic_yield")
         col.prop(s, "plastic_rate")
         col.prop(s, "plastic_max_strain")
-        if not s.surface_bound and stack.posed(obj):  # simulation.cage_plasticity
+        if not s.surface_bound and stack.posed(obj):  # model.optional_settings
             col.label(text="Not applied: posed by modifiers or shape keys", icon="INFO")
 
 

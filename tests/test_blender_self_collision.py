@@ -54,7 +54,7 @@ def intersections(bpy, cloth, frames=range(1, FRAMES + 1)) -> list[int]:
 
 
 def test_the_self_collision_subpanel_and_its_keys(bpy):
-    """Off by default, Distance 1 cm; the subpanel shows for a Surface body and not for a cage; on,
+    """Off by default, Distance 1 cm; the subpanel shows for a Surface body and a cage; on,
     it changes the body's bake fingerprint, off again it is the fingerprint of before (bakes made
     without it stay current)."""
     from types import SimpleNamespace
@@ -69,8 +69,12 @@ def test_the_self_collision_subpanel_and_its_keys(bpy):
                               preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=1.0)),
                               scene=bpy.context.scene)
     assert collisions.TETRIG_PT_self_collision.poll(context)
-    assert not collisions.TETRIG_PT_self_collision.poll(SimpleNamespace(active_object=ball, scene=context.scene))
     assert drawn_panel(collisions.TETRIG_PT_self_collision, context) == ["self_distance"]
+    # a soft body's too, with what counts as its neighbours (``cage_self``)
+    on_ball = SimpleNamespace(**{**vars(context), "active_object": ball})
+    assert collisions.TETRIG_PT_self_collision.poll(on_ball)
+    assert drawn_panel(collisions.TETRIG_PT_self_collision, on_ball) == [
+        "self_distance", "Parts nearer than 4× this at rest never collide"]
     scene, matrix = bpy.context.scene, np.asarray(cloth.matrix_world)
     before = SurfaceKind().fingerprint(cloth, scene, matrix)
     cloth.tetrig.use_self_collision = True
@@ -85,22 +89,80 @@ def test_a_cloth_folding_on_a_ball_never_passes_through_itself(bpy):
     """Acceptance, in what Blender shows: dropped edge-on onto the ball, the cloth folds through
     itself with Self Collision off, and with it on no two of its triangles that are not neighbours
     ever meet; the frames jumped to and baked are those played."""
-    from tetrig.runtime import bake
 
     ball, cloth = ball_and_cloth(bpy, self_collision=False)
     assert max(intersections(bpy, cloth)) > 0
     cloth.tetrig.use_self_collision = True
     fresh(bpy)
     assert intersections(bpy, cloth) == [0] * FRAMES  # played up to FRAMES
-    played = evaluated_positions(cloth).copy()
+    assert_jumped_and_baked_as_played(bpy, cloth, ["Ball", "Cloth"])
+
+
+def assert_jumped_and_baked_as_played(bpy, obj, baked: list[str]) -> None:
+    """Frame ``FRAMES`` just played shows the same when jumped to from frame 1 (1e-9 m) and when
+    baked (1e-5 m, float32); the bake of ``obj`` bakes the objects named ``baked``."""
+    from tetrig.runtime import bake
+
+    played = evaluated_positions(obj).copy()
     fresh(bpy)
     scene = bpy.context.scene
     scene.frame_set(1)
     scene.frame_set(FRAMES)  # a jump
-    np.testing.assert_allclose(evaluated_positions(cloth), played, rtol=0.0, atol=1e-9)
+    np.testing.assert_allclose(evaluated_positions(obj), played, rtol=0.0, atol=1e-9)
     fresh(bpy)
-    results = bake.BakeJob([cloth], scene, 1, FRAMES).run(bpy.context.evaluated_depsgraph_get())
-    assert sorted(r.name for r in results) == ["Ball", "Cloth"]
+    results = bake.BakeJob([obj], scene, 1, FRAMES).run(bpy.context.evaluated_depsgraph_get())
+    assert sorted(r.name for r in results) == baked
     fresh(bpy)
     scene.frame_set(FRAMES)
-    np.testing.assert_allclose(evaluated_positions(cloth), played, rtol=0.0, atol=1e-5)  # float32
+    np.testing.assert_allclose(evaluated_positions(obj), played, rtol=0.0, atol=1e-5)  # float32
+
+
+def soft_u(bpy, self_collision: bool):
+    """The engine test's soft U (``test_engine_cage_self.soft_u``) as a Blender mesh on a Fit cage, its
+    lower arm and base pinned (group "Pin"), Self Collision on or off: (object, its mesh's vertices)."""
+    from test_engine_cage_self import BASE, THICK
+    from test_engine_cage_self import soft_u as u_surface
+
+    points, triangles = u_surface()
+    mesh = bpy.data.meshes.new("U")
+    mesh.from_pydata(points.tolist(), [], triangles.tolist())
+    mesh.update()
+    obj = bpy.data.objects.new("U", mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    group = obj.vertex_groups.new(name="Pin")
+    group.add(np.flatnonzero((points[:, 2] < THICK + 1e-6) | (points[:, 0] < BASE + 1e-6)).tolist(), 1.0, "REPLACE")
+    s = obj.tetrig
+    s.pin_group = "Pin"
+    s.cage_method = "FIT"
+    s.resolution = 20
+    s.youngs_modulus = 2e4
+    s.use_self_collision = self_collision
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
+    return obj, points
+
+
+def upper_arm_lowest(bpy, obj, points, frames) -> list[float]:
+    """[m] the lowest shown vertex of the free part of the U's upper arm at each frame played."""
+    from test_engine_cage_self import GAP, THICK
+
+    upper = (points[:, 2] > THICK + GAP / 2) & (points[:, 0] > 0.2)
+    lowest = []
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        lowest.append(float(evaluated_positions(obj)[upper, 2].min()))
+    return lowest
+
+
+def test_a_soft_body_rests_on_itself(bpy):
+    """A soft body (cage) with Self Collision: the upper arm of a U sags onto its pinned lower arm
+    (top at 6 cm) and rests on it, never 1 mm inside, where without it falls through; the frames
+    jumped to and baked are those played."""
+    obj, points = soft_u(bpy, self_collision=False)
+    assert min(upper_arm_lowest(bpy, obj, points, range(1, FRAMES + 1))) < 0.0
+    obj.tetrig.use_self_collision = True
+    fresh(bpy)
+    lowest = upper_arm_lowest(bpy, obj, points, range(1, FRAMES + 1))
+    assert min(lowest) > 0.06 - 0.001
+    assert lowest[-1] < 0.08  # on it
+    assert_jumped_and_baked_as_played(bpy, obj, ["U"])

@@ -18,6 +18,7 @@ from ...tetrig_addon import solver
 from ...tetrig_addon.body import Control
 from ...tetrig_addon.cage import CageBody
 from ...tetrig_addon.fingerprint import fingerprint
+from ...tetrig_addon.solver.self_contact import SelfCollision
 from ..common import bake_store, binding_store, compiled_solver, frames, mesh_io, scene_inputs, touching
 from ..common.animation import frame_dt, rest_world_matrix
 from ..common.properties import ROLE_SOURCE, is_surface, object_settings
@@ -95,16 +96,18 @@ class CageKind(SoftBodyKind):
 
     @staticmethod
     def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, prepared: Prepared) -> tuple:
-        # in model.motion_key's order (the bake's fingerprint): plasticity only when on
-        plastic = model.cage_plasticity(obj, prepared)
+        # in model.motion_key's order (the bake's fingerprint): plasticity and self-collision only when on
         return (prepared.key, sim_settings(obj, scene), frame_dt(scene), scene.frame_start,
-                *((plastic,) if plastic else ()))
+                *model.optional_settings(obj, scene, prepared.follow is not None))
 
     @staticmethod
     def body(prepared: Prepared, key: tuple) -> CageBody:
         # a body about to step waits for the compiled solver when that is worth it
         compiled_solver.wait_for_kernel(global_step=key[1].global_iterations > 0)
-        return CageBody(prepared.model, key[1], key[4] if len(key) > 4 else None)
+        plastic = next((k for k in key[4:] if isinstance(k, solver.PlasticSettings)), None)
+        own = next((k for k in key[4:] if isinstance(k, SelfCollision)), None)
+        # its shown mesh's triangles when it collides with itself (a set adds them for the others)
+        return CageBody(prepared.model, key[1], plastic, prepared.triangles if own else None, own)
 
     @staticmethod
     def control(prepared: Prepared, key: tuple, begin: scene_inputs.FrameInputs,

@@ -15,12 +15,11 @@ import numpy as np
 
 from ...tetrig_addon import solver
 from ...tetrig_addon.cage import blend, blend_matrix, control_point_goal_weights, pinned_control_points, posing
-from ...tetrig_addon.solver.plasticity import PlasticSettings
 from ..common import binding_store, edits, mesh_io, stack
 from ..common.animation import frame_dt
 from ..common.properties import is_surface, object_settings, plastic_settings
 from ..common.soft_body import (PIN_THRESHOLD, StaleBindingError, follows_animation, goal_key,
-                                input_group_weights, sim_settings, vertex_goal_weights)
+                                input_group_weights, self_collision, sim_settings, vertex_goal_weights)
 from . import cage_object, quality_pass
 
 
@@ -71,10 +70,18 @@ def motion_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray,
         world: float64 [4, 4], the object's world matrix (see ``animation.rest_world_matrix``).
         fresh: digest the rest shape again (bakes and exports).
     """
-    plastic = None if stack.posed(obj) else plastic_settings(obj)
-    # plasticity only when on: the bakes made before it existed stay current
-    return model_key(obj, scene, world, fresh)[:-1] + (sim_settings(obj, scene), frame_dt(scene),
-                                                       scene.frame_start) + ((plastic,) if plastic else ())
+    return (model_key(obj, scene, world, fresh)[:-1] + (sim_settings(obj, scene), frame_dt(scene), scene.frame_start)
+            + optional_settings(obj, scene, stack.posed(obj)))
+
+
+def optional_settings(obj: bpy.types.Object, scene: bpy.types.Scene, posed: bool) -> tuple:
+    """The settings a cage's motion depends on only when they are on, each only then (so the bakes
+    made before they existed stay current): plasticity (not on a ``posed`` cage: its rest shape is
+    the pose of each frame, ``solver.with_rest``, which crept rest data would replace), then
+    self-collision."""
+    plastic = None if posed else plastic_settings(obj)
+    own = self_collision(obj, scene)
+    return (*((plastic,) if plastic else ()), *((own,) if own else ()))
 
 
 def binding_problem(obj: bpy.types.Object) -> str:
@@ -172,13 +179,6 @@ def surface_triangles(holder: bpy.types.Mesh, count: int, world: np.ndarray) -> 
     if np.linalg.det(world[:3, :3]) < 0.0:
         tris = tris[:, ::-1]
     return np.ascontiguousarray(tris, dtype=np.int32)
-
-
-def cage_plasticity(obj: bpy.types.Object, prepared: Prepared) -> PlasticSettings | None:
-    """The cage's plasticity (``properties.plastic_settings``), or ``None`` when it is off or the
-    mesh is posed: a posed cage's rest shape is the pose of each frame (``solver.with_rest``),
-    which crept rest data would replace."""
-    return None if prepared.follow is not None else plastic_settings(obj)
 
 
 def goal_positions(prepared: Prepared, world: np.ndarray) -> np.ndarray:

@@ -322,16 +322,17 @@ class TetRigObjectSettings(bpy.types.PropertyGroup):
         type=bpy.types.Collection, name="Collision Collection",
         description="Only soft bodies in this collection that have this same Collision Collection touch "
                     "this body; empty: every soft body of the scene without one")
-    # A Surface body's self-contact (issue 21, ``tetrig_addon.solver.self_contact``), as Blender Cloth's
-    # Self Collisions and their Distance
+    # A body's self-contact (issue 21: a Surface body's ``tetrig_addon.solver.self_contact``, a cage
+    # body's ``tetrig_addon.solver.cage_self``), as Blender Cloth's Self Collisions and their Distance
     use_self_collision: BoolProperty(  # type: ignore[valid-type]
         name="Self Collision", default=False,
-        description="Surface bodies: the folds of this body collide with each other and never pass through "
-                    "each other (its contacts with itself are searched every step, which costs time)")
+        description="The parts of this body collide with each other instead of passing through each other "
+                    "(its contacts with itself are searched as it moves, which costs time)")
     self_distance: FloatProperty(  # type: ignore[valid-type]
         name="Distance", default=0.01, min=0.001, soft_max=0.1, subtype="DISTANCE", unit="LENGTH", precision=3,
-        description="How far apart the folds of this body rest; a mesh whose edges are shorter than it may "
-                    "pass through itself between neighbouring faces")
+        description="How far apart the parts of this body rest on each other. Surface bodies: a mesh whose "
+                    "edges are shorter than it may pass through itself between neighbouring faces. Soft "
+                    "bodies: parts nearer than 4 times it at rest never collide")
     max_speed: FloatProperty(  # type: ignore[valid-type]
         name="Max Speed", default=100.0, min=1e-3, soft_max=1000.0,
         unit="VELOCITY", description="Speed limit of every control point [m/s]")

@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 
 from ...tetrig_addon import solver
+from ...tetrig_addon.solver.self_contact import SelfCollision
 from . import binding_store, mesh_io, points_object, stack
 from .animation import frame_dt, transform_animated
 from .properties import ROLE_SOURCE, object_settings
@@ -149,3 +150,14 @@ def in_edit_mode(obj: bpy.types.Object) -> bool:
     s = object_settings(obj)
     return any(o is not None and o.type == "MESH" and mesh_io.mesh_of(o).is_editmode
                for o in (obj, s.cage, s.points))
+
+
+def self_collision(obj: bpy.types.Object, scene: bpy.types.Scene) -> SelfCollision | None:
+    """The object's self-contact (``SelfCollision``, its distance in metres), or ``None`` when Self
+    Collision is off (a Surface body's ``solver.self_contact``, a cage body's ``solver.cage_self``).
+
+    Raises:
+        TetRigInputError: a distance that is not positive.
+    """
+    s = object_settings(obj)
+    return SelfCollision(distance=s.self_distance * scene.unit_settings.scale_length) if s.use_self_collision else None

@@ -29,7 +29,6 @@ from ...tetrig_addon import surface
 from ...tetrig_addon.body import Control
 from ...tetrig_addon.fingerprint import fingerprint
 from ...tetrig_addon.solver import SurfaceMaterial
-from ...tetrig_addon.solver.self_contact import SelfCollision
 from ...tetrig_addon.surface import SurfaceBody, SurfaceSim, SurfaceState, TearSettings
 from ..common import (bake_store, binding_store, compiled_solver, edits, frames, mesh_io, scene_inputs, stack,
                       touching)
@@ -37,8 +36,8 @@ from ..common.animation import frame_dt, rest_world_matrix
 from ..common.properties import is_surface, object_settings, plastic_settings
 from ..common.soft_kind import SoftBodyKind
 from ..common.soft_body import (PIN_THRESHOLD, StaleBindingError, follows_animation, goal_key,
-                                in_edit_mode, input_group_weights, others_sharing, read_input, sim_settings,
-                                soft_bodies, vertex_goal_weights)
+                                in_edit_mode, input_group_weights, others_sharing, read_input, self_collision,
+                                sim_settings, soft_bodies, vertex_goal_weights)
 from . import bake_frames, tear_display
 from .bake_frames import SurfaceFrame
 
@@ -115,17 +114,6 @@ def body_key(obj: bpy.types.Object, scene: bpy.types.Scene, world: np.ndarray, f
     return (s.bind_id, world.round(12).tobytes(), s.areal_density, s.pin_group, goal_key(obj),
             scene.unit_settings.scale_length, edits.rest_fingerprint(obj, fresh), follows_animation(obj),
             stack.posed(obj), stack.input_animated(obj), s.use_tearing)
-
-
-def self_collision(obj: bpy.types.Object, scene: bpy.types.Scene) -> SelfCollision | None:
-    """The object's self-contact (``SelfCollision``, its distance in metres), or ``None`` when Self
-    Collision is off.
-
-    Raises:
-        TetRigInputError: a distance that is not positive.
-    """
-    s = object_settings(obj)
-    return SelfCollision(distance=s.self_distance * scene.unit_settings.scale_length) if s.use_self_collision else None
 
 
 def _motion_settings(obj: bpy.types.Object, scene: bpy.types.Scene) -> tuple:
