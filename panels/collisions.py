@@ -84,4 +84,5 @@ class TETRIG_PT_self_collision(SoftBodySubpanel):
     def draw_settings(self, obj: bpy.types.Object, s: Any, col: bpy.types.UILayout) -> None:
         col.prop(s, "self_distance")
         if not s.surface_bound:  # a soft body's neighbours (``cage_self.NEIGHBOUR_DISTANCES``)
-            col.label(text=f"Parts nearer than {NEIGHBOUR_DISTANCES:g}× this at rest never collide", icon="INFO")
+            wrapped_label(col, bpy.context, f"Parts nearer than {NEIGHBOUR_DISTANCES:g}× this at rest never collide",
+                          "INFO")

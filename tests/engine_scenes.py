@@ -1,4 +1,5 @@
-"""Scenes the engine tests and the benchmarks share: cubes, slopes, boxes and balls (no Blender)."""
+"""Scenes the engine tests and the benchmarks share: cubes, slopes, boxes, balls and a soft U (no
+Blender import: the one Blender scene, ``soft_u_object``, is given the ``bpy`` module)."""
 
 from __future__ import annotations
 
@@ -278,3 +279,62 @@ def touching_body(vertices: np.ndarray, triangles: np.ndarray, settings: solver.
 
     model, b = body(vertices, resolution, density=density)
     return CageBody(model, settings, triangles=triangles), b
+
+
+# The soft U (issue 21, a cage body that rests on itself): two arms 0.6 m long and 6 cm thick, 6 cm
+# apart, joined by a base at x < 8 cm
+U_SQUARE, LENGTH, THICK, GAP, DEPTH, BASE = 0.02, 0.6, 0.06, 0.06, 0.1, 0.08
+
+
+def soft_u() -> tuple[np.ndarray, np.ndarray]:
+    """A U lying on its side as a closed surface of 2 cm squares: (vertices float64 [V, 3] [m],
+    triangles int64 [T, 3], counterclockwise from outside): the lower arm at z < 6 cm, the upper
+    at 12-18 cm."""
+    n = (round(LENGTH / U_SQUARE), round(DEPTH / U_SQUARE), round((2 * THICK + GAP) / U_SQUARE))
+    solid = np.zeros(n, dtype=bool)
+    solid[:, :, :round(THICK / U_SQUARE)] = True
+    solid[:, :, round((THICK + GAP) / U_SQUARE):] = True
+    solid[:round(BASE / U_SQUARE)] = True
+    index: dict[tuple[int, ...], int] = {}
+    quads = []
+    for cell in zip(*np.nonzero(solid)):
+        for axis in range(3):
+            for sign in (-1, 1):
+                beside = list(cell)
+                beside[axis] += sign
+                if all(0 <= beside[k] < n[k] for k in range(3)) and solid[tuple(beside)]:
+                    continue
+                corner = np.array(cell) + np.eye(3, dtype=int)[axis] * (sign > 0)
+                u, w = np.eye(3, dtype=int)[(axis + 1) % 3], np.eye(3, dtype=int)[(axis + 2) % 3]
+                quad = [tuple(corner), tuple(corner + u), tuple(corner + u + w), tuple(corner + w)]
+                quads.append([index.setdefault(p, len(index)) for p in (quad if sign > 0 else quad[::-1])])
+    q = np.array(quads)
+    points = np.array(sorted(index, key=index.__getitem__), dtype=np.float64) * U_SQUARE
+    return points, np.concatenate([q[:, [0, 1, 2]], q[:, [0, 2, 3]]]).astype(np.int64)
+
+
+def soft_u_object(bpy, self_collision: bool):
+    """``soft_u`` as a Blender object on a Fit cage (resolution 20, 2e4 Pa), its lower arm and base
+    pinned (group "Pin"), Self Collision on or off, built with Build Cage: (object, its mesh's
+    vertices float64 [V, 3] [m]). ``bpy``: the module (the tests' or a real Blender's)."""
+    points, triangles = soft_u()
+    mesh = bpy.data.meshes.new("U")
+    mesh.from_pydata(points.tolist(), [], triangles.tolist())
+    mesh.update()
+    obj = bpy.data.objects.new("U", mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    group = obj.vertex_groups.new(name="Pin")
+    group.add(np.flatnonzero((points[:, 2] < THICK + 1e-6) | (points[:, 0] < BASE + 1e-6)).tolist(), 1.0, "REPLACE")
+    s = obj.tetrig
+    s.pin_group = "Pin"
+    s.cage_method = "FIT"
+    s.resolution = 20
+    s.youngs_modulus = 2e4
+    s.use_self_collision = self_collision
+    for other in bpy.context.scene.objects:
+        other.select_set(False)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    if bpy.ops.tetrig.build_cage() != {"FINISHED"}:
+        raise RuntimeError("Build Cage failed on the soft U")
+    return obj, points

@@ -73,8 +73,8 @@ def test_the_self_collision_subpanel_and_its_keys(bpy):
     # a soft body's too, with what counts as its neighbours (``cage_self``)
     on_ball = SimpleNamespace(**{**vars(context), "active_object": ball})
     assert collisions.TETRIG_PT_self_collision.poll(on_ball)
-    assert drawn_panel(collisions.TETRIG_PT_self_collision, on_ball) == [
-        "self_distance", "Parts nearer than 4× this at rest never collide"]
+    drawn = drawn_panel(collisions.TETRIG_PT_self_collision, on_ball)
+    assert drawn[0] == "self_distance" and " ".join(drawn[1:]) == "Parts nearer than 4× this at rest never collide"
     scene, matrix = bpy.context.scene, np.asarray(cloth.matrix_world)
     before = SurfaceKind().fingerprint(cloth, scene, matrix)
     cloth.tetrig.use_self_collision = True
@@ -118,33 +118,15 @@ def assert_jumped_and_baked_as_played(bpy, obj, baked: list[str]) -> None:
 
 
 def soft_u(bpy, self_collision: bool):
-    """The engine test's soft U (``test_engine_cage_self.soft_u``) as a Blender mesh on a Fit cage, its
-    lower arm and base pinned (group "Pin"), Self Collision on or off: (object, its mesh's vertices)."""
-    from test_engine_cage_self import BASE, THICK
-    from test_engine_cage_self import soft_u as u_surface
+    """The soft U in Blender (``engine_scenes.soft_u_object``): (object, its mesh's vertices)."""
+    from engine_scenes import soft_u_object
 
-    points, triangles = u_surface()
-    mesh = bpy.data.meshes.new("U")
-    mesh.from_pydata(points.tolist(), [], triangles.tolist())
-    mesh.update()
-    obj = bpy.data.objects.new("U", mesh)
-    bpy.context.scene.collection.objects.link(obj)
-    group = obj.vertex_groups.new(name="Pin")
-    group.add(np.flatnonzero((points[:, 2] < THICK + 1e-6) | (points[:, 0] < BASE + 1e-6)).tolist(), 1.0, "REPLACE")
-    s = obj.tetrig
-    s.pin_group = "Pin"
-    s.cage_method = "FIT"
-    s.resolution = 20
-    s.youngs_modulus = 2e4
-    s.use_self_collision = self_collision
-    bpy.context.view_layer.objects.active = obj
-    assert bpy.ops.tetrig.build_cage() == {"FINISHED"}
-    return obj, points
+    return soft_u_object(bpy, self_collision)
 
 
 def upper_arm_lowest(bpy, obj, points, frames) -> list[float]:
     """[m] the lowest shown vertex of the free part of the U's upper arm at each frame played."""
-    from test_engine_cage_self import GAP, THICK
+    from engine_scenes import GAP, THICK
 
     upper = (points[:, 2] > THICK + GAP / 2) & (points[:, 0] > 0.2)
     lowest = []

@@ -14,37 +14,9 @@ from tetrig_addon.solver.self_contact import SelfCollision
 from tetrig_addon.touching import step_together
 
 from conftest import obj_triangles, obj_vertices
+from engine_scenes import BASE, GAP, THICK, soft_u
 
 FALL = Control(1.0 / 24.0, (0.0, 0.0, -9.81))
-# The soft U: two arms 0.6 m long and 6 cm thick, 6 cm apart, joined by a base at x < 8 cm
-STEP, LENGTH, THICK, GAP, DEPTH, BASE = 0.02, 0.6, 0.06, 0.06, 0.1, 0.08
-
-
-def soft_u() -> tuple[np.ndarray, np.ndarray]:
-    """A U lying on its side as a closed surface of 2 cm squares: (vertices float64 [V, 3] [m],
-    triangles int64 [T, 3], counterclockwise from outside): the lower arm at z < 6 cm, the upper
-    at 12-18 cm."""
-    n = (round(LENGTH / STEP), round(DEPTH / STEP), round((2 * THICK + GAP) / STEP))
-    solid = np.zeros(n, dtype=bool)
-    solid[:, :, :round(THICK / STEP)] = True
-    solid[:, :, round((THICK + GAP) / STEP):] = True
-    solid[:round(BASE / STEP)] = True
-    index: dict[tuple[int, ...], int] = {}
-    quads = []
-    for cell in zip(*np.nonzero(solid)):
-        for axis in range(3):
-            for sign in (-1, 1):
-                beside = list(cell)
-                beside[axis] += sign
-                if all(0 <= beside[k] < n[k] for k in range(3)) and solid[tuple(beside)]:
-                    continue
-                corner = np.array(cell) + np.eye(3, dtype=int)[axis] * (sign > 0)
-                u, w = np.eye(3, dtype=int)[(axis + 1) % 3], np.eye(3, dtype=int)[(axis + 2) % 3]
-                quad = [tuple(corner), tuple(corner + u), tuple(corner + u + w), tuple(corner + w)]
-                quads.append([index.setdefault(p, len(index)) for p in (quad if sign > 0 else quad[::-1])])
-    q = np.array(quads)
-    points = np.array(sorted(index, key=index.__getitem__), dtype=np.float64) * STEP
-    return points, np.concatenate([q[:, [0, 1, 2]], q[:, [0, 2, 3]]]).astype(np.int64)
 
 
 def u_body(self_collision: bool, resolution: int = 20, youngs_modulus: float = 2e4) -> tuple[CageBody, np.ndarray]:
