@@ -195,4 +195,4 @@ def test_with_three_global_iterations_a_cube_slides_down_a_slope_as_coulomb_says
     late = t > 0.5  # after it settled onto the slope
     acceleration = 2 * np.polyfit(t[late], np.array(centre)[late], 2)[0]
     assert acceleration == pytest.approx(9.81 * (np.sin(np.radians(15.0)) - 0.1 * np.cos(np.radians(15.0))), rel=0.05)
-    assert loop._material_plans(model, settings, 1 / 240, None)[-1].iterations == 3
+    assert loop.material_plans(model, settings, 1 / 240, None)[-1].iterations == 3

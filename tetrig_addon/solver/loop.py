@@ -111,11 +111,13 @@ def with_state_rest(model: Model, state: State) -> Model:
 
 def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, contact_plan: contacts.ContactPlan,
             goals: tuple[np.ndarray, np.ndarray] | None, compiled: ModuleType | None,
-            surface: SurfaceMaterial | None, substep: int | None = None) -> State:
+            surface: SurfaceMaterial | None, substep: int | None = None,
+            material: tuple | None = None) -> State:
     """The substeps of one frame (``step``'s arguments, its contact plan made), without the shown
     positions and plasticity (``finish``). ``substep``: only that substep of the frame (0 to
     ``settings.substeps`` − 1), for bodies stepped together (``pairs``); its state must be the
-    one the frame's earlier substeps left."""
+    one the frame's earlier substeps left. ``material``: the plans ``material_plans`` gives for
+    these arguments, when the caller keeps them (``None``: from the cache of the last few)."""
     sim_dt = frame_dt / settings.substeps
     stepping = settings  # the material plans below stay keyed on ``settings``: they do not depend on
     if settings.second_order and (contact_plan.contact_count or surface is not None):  # the integrator (the
@@ -129,7 +131,7 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
     # The goal damping acts on BDF2's v̂, whose step is ⅔Δt (``integrator.substep_decays``; the first
     # substep of a frame without history, implicit Euler's, then gets ⅔ of it).
     goal_dt = sim_dt * integrator.SECOND_ORDER_STEP if stepping.second_order else sim_dt
-    *material, global_plan = _material_plans(model, settings, sim_dt, surface)
+    *elastic, global_plan = material if material is not None else material_plans(model, settings, sim_dt, surface)
     if contact_plan.contact_count:
         global_plan = global_solve.in_contact(global_plan)
     if substep is not None:  # one substep: a frame of its own, with the goals of its part
@@ -137,7 +139,7 @@ def advance(model: Model, state: State, settings: SimSettings, frame_dt: float, 
         goals = (start + (end - start) * (substep / settings.substeps),
                  start + (end - start) * ((substep + 1) / settings.substeps))
         stepping, frame_dt = dataclasses.replace(stepping, substeps=1), sim_dt
-    plans = (*material, global_plan, goal_springs.plan(model, stepping, goal_dt, goals), contact_plan)
+    plans = (*elastic, global_plan, goal_springs.plan(model, stepping, goal_dt, goals), contact_plan)
     if compiled is not None:
         return compiled.advance(model, state, stepping, frame_dt, *plans)
     return reference.advance(model, state, stepping, frame_dt, *plans)
@@ -162,13 +164,14 @@ def finish(original: Model, model: Model, state: State, new: State, settings: Si
 
 
 # The material plans of the last few (model, settings, step) asked for: they depend on nothing
-# else, and a 65k-tet cage spends milliseconds building them (frames repeat the same ones).
+# else, and a 65k-tet cage spends milliseconds building them (frames repeat the same ones). Only a
+# few: a body with plasticity has a new model every frame. Bodies stepped together keep their own
+# (``pairs.step_coupled``: a pile of ten would miss every time).
 _PLAN_CACHE_SIZE = 4
 _plan_cache: dict[tuple, tuple] = {}
 
 
-def _material_plans(model: Model, settings: SimSettings, sim_dt: float,
-                    surface: SurfaceMaterial | None) -> tuple:
+def material_plans(model: Model, settings: SimSettings, sim_dt: float, surface: SurfaceMaterial | None) -> tuple:
     """(edge, volume, continuum, bending, pressure, global step) plans of ``model`` for
     ``settings``, the ``surface`` material and the substep ``sim_dt`` [s]."""
     key = (id(model), settings, sim_dt, surface)

@@ -391,12 +391,13 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
                 *(rows.rows(rows.contact or contact) for rows in pair_rows)]
         plan = contacts.assemble(model, base, m.frame_dt / substeps, compiled)
         fixed = sum(rows[0].shape[0] for rows in base) - sum(rows.contacts.shape[0] for rows in pair_rows)
-        prepared.append((model, settings, compiled, state, plan, fixed, base))
+        material = loop.material_plans(model, settings, m.frame_dt / substeps, m.surface)
+        prepared.append((model, settings, compiled, state, plan, fixed, base, material))
     current = [p[3] for p in prepared]
     plans: list[contacts.ContactPlan] = [p[4] for p in prepared]
     passes: list[Callable[[State, bool], State] | None] = [None] * len(members)
     for s in range(substeps):
-        for index, ((model, _, compiled, _, plan, fixed, base), m, pair_rows) in enumerate(zip(prepared, members,
+        for index, ((model, _, compiled, _, plan, fixed, base, _), m, pair_rows) in enumerate(zip(prepared, members,
                                                                                                 found)):
             sub_dt = m.frame_dt / substeps
             own: Sequence[PairRows] = ()
@@ -416,8 +417,10 @@ def step_coupled(members: Sequence[Member], found: Sequence[Sequence[PairRows]],
                     rows.contact or contact, elapsed, search)
                 fixed += rows.contacts.shape[0]
             plans[index] = dataclasses.replace(plan, surfaces=surfaces)
-        current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, m.surface, substep=s)
-                   for (model, settings, compiled, *_), m, state, plan in zip(prepared, members, current, plans)]
+        current = [loop.advance(model, state, settings, m.frame_dt, plan, m.goals, compiled, m.surface, substep=s,
+                                material=material)
+                   for (model, settings, compiled, *_, material), m, state, plan in zip(prepared, members, current,
+                                                                                        plans)]
         current = [state if passing is None else passing(state, False) for state, passing in zip(current, passes)]
     ends = [loop.finish(m.model, model, start, new, settings, m.frame_dt, plan, compiled, m.plastic)
             for (model, settings, compiled, start, *_), m, new, plan in zip(prepared, members, current, plans)]
