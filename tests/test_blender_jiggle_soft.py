@@ -135,3 +135,44 @@ def test_soft_bodies_elsewhere_or_switched_off_are_passed_through(bpy):
     for f in range(1, FRAMES + 1):
         np.testing.assert_allclose(off[f][1], free[f][1], rtol=0.0, atol=1e-6)  # float32 matrices
         np.testing.assert_allclose(elsewhere[f][1], free[f][1], rtol=0.0, atol=1e-6)
+
+
+def surface_pillow(bpy):
+    """A closed Surface body with pressure (UV sphere 16 × 8, r = 0.2 m, 1e4 Pa) resting on the
+    ground, top at about z = 0.4 m, under the tail."""
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=16, ring_count=8, radius=0.2, location=(0.0, 0.0, 0.205))
+    obj = bpy.context.active_object
+    obj.name = "Pillow"
+    s = obj.tetrig
+    s.body_type = "SURFACE"
+    s.areal_density, s.stretch, s.shear, s.bending, s.pressure = 10.0, 3e3, 3e2, 0.01, 1e4
+    s.use_ground, s.ground_height, s.damping = True, 0.0, 2.0
+    assert bpy.ops.tetrig.setup_surface() == {"FINISHED"}
+    return obj
+
+
+def test_a_tail_falling_onto_a_surface_body_rests_on_it_live_and_on_its_bake(bpy):
+    """A Surface body is a collider of chains as a cage soft body is: the tail lies on the pillow's
+    shown surface, never 1 mm inside its radius; once the pillow is baked the tail reads the bake
+    and lies where it lay on the live pillow."""
+    from tetrig.runtime import scene as driver
+
+    pillow, rig = surface_pillow(bpy), tail_rig(bpy)
+    played, worst = {}, np.inf
+    for f in range(1, FRAMES + 1):
+        bpy.context.scene.frame_set(f)
+        played[f] = shown(bpy, rig)
+        worst = min(worst, float(clearance(bpy, pillow, played[f][0]).min()))
+    assert worst >= -1e-3  # never deeper than 1 mm inside the radius
+    assert clearance(bpy, pillow, played[FRAMES][0]).min() < 2e-3  # lying on the pillow
+    assert played[FRAMES][0][:, 2].min() < 0.45  # it fell from 0.55 m
+    rig.tetrig_jiggle.use_colliders = False  # without the pillow it would fall through it
+    driver.free()
+    free = play(bpy, rig, [FRAMES])
+    assert clearance(bpy, pillow, free[FRAMES][0]).min() < -0.01
+    rig.tetrig_jiggle.use_colliders = True
+    bpy.context.view_layer.objects.active = pillow
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    driver.free()
+    for f, (tails, _) in play(bpy, rig, [1, 12, FRAMES]).items():
+        np.testing.assert_allclose(tails, played[f][0], rtol=0.0, atol=1e-4)  # the bake's float32 offsets
