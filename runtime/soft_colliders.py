@@ -11,8 +11,8 @@ passes through other soft bodies. One-way: the chains stay out, the soft body do
 frame, else its simulated state (its frame cache, stepped to F if it was not yet: ``cage/kind``
 ``state_at``), blended to the mesh's vertices (``Σ wₖ · control point``, before the quality pass,
 which only straightens badly shaped triangles). A Surface body's is its particles and its faces,
-split where it tore (``SurfaceBody.split_mesh``); an open one (a sheet) keeps a tail on the side it
-comes from as far as the collider's one-sided rule reaches (``colliders``). The scene driver steps
+split where it tore (``SurfaceBody.split_mesh``); an open one (a sheet) is one-sided, as any mesh
+collider: the side its face normals point to is outside (``colliders.distance``). The scene driver steps
 the rigs after the soft bodies, so in playback the frames are already in the cache; a rig's bake
 steps them as it goes.
 """
