@@ -4,17 +4,18 @@ shown surface at any frame, read from its own frames (``common/soft_surfaces`` s
 **Who sees whom.** A rig with *Colliders* on and a bone with a *Collision Radius* sees the soft
 bodies (cage and Surface bodies) of its own scene that touch other bodies: *Soft Bodies* on, and,
 when the body has a *Collision Collection*, only if the armature is in that collection (the rule
-soft bodies keep among themselves, ``common/touching``). A body with Soft Bodies off passes through chains as it
-passes through other soft bodies. One-way: the chains stay out, the soft body does not feel them.
+soft bodies keep among themselves, ``common/touching``). A body with Soft Bodies off passes
+through chains as it passes through other soft bodies. One-way: the chains stay out, the soft
+body does not feel them.
 
 **Which frame.** The surface at frame F is what the body shows at F: its bake where it has that
 frame, else its simulated state (its frame cache, stepped to F if it was not yet: ``cage/kind``
 ``state_at``), blended to the mesh's vertices (``Σ wₖ · control point``, before the quality pass,
 which only straightens badly shaped triangles). A Surface body's is its particles and its faces,
 split where it tore (``SurfaceBody.split_mesh``); an open one (a sheet) is one-sided, as any mesh
-collider: the side its face normals point to is outside (``colliders.distance``). The scene driver steps
-the rigs after the soft bodies, so in playback the frames are already in the cache; a rig's bake
-steps them as it goes.
+collider: the side its face normals point to is outside (``colliders.distance``). The scene driver
+steps the rigs after the soft bodies, so in playback the frames are already in the cache; a rig's
+bake steps them as it goes.
 """
 
 from __future__ import annotations

@@ -176,3 +176,33 @@ def test_a_tail_falling_onto_a_surface_body_rests_on_it_live_and_on_its_bake(bpy
     driver.free()
     for f, (tails, _) in play(bpy, rig, [1, 12, FRAMES]).items():
         np.testing.assert_allclose(tails, played[f][0], rtol=0.0, atol=1e-4)  # the bake's float32 offsets
+
+
+def test_a_torn_sheet_is_seen_by_chains_as_it_shows_live_and_baked(scene):
+    """What a rig sees of a torn Surface sheet (``soft_colliders.surface_body``) is the split mesh it
+    shows: live, the engine's split mesh (a vertex per particle, the torn edges open); from its bake,
+    the same triangles at the same corners (float32 rounding), the hooks' pose read back."""
+    import bpy
+    from test_blender_surface import PULL_FRAMES, pulled_sheet
+
+    from tetrig.runtime import scene as driver
+    from tetrig.runtime import soft_colliders
+    from tetrig.runtime.common import frames
+
+    scene.frame_start, scene.frame_end = 1, 1 + PULL_FRAMES
+    sheet, _, _ = pulled_sheet(bpy, scene)
+    for f in range(1, 2 + PULL_FRAMES):
+        scene.frame_set(f)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    live = soft_colliders.surface_body(sheet, scene, depsgraph, 1 + PULL_FRAMES).collider()
+    slot = frames.find(sheet)
+    split = slot.prepared.body.split_mesh(slot.cache._states[1 + PULL_FRAMES])
+    assert live.vertices.shape[0] == split.positions.shape[0] > len(sheet.data.vertices) + 10  # torn
+    assert np.array_equal(live.vertices, split.positions)
+    corners = live.vertices[live.triangles]
+    driver.free()
+    assert bpy.ops.tetrig.bake() == {"FINISHED"}
+    driver.free()
+    baked = soft_colliders.surface_body(sheet, scene, bpy.context.evaluated_depsgraph_get(), 1 + PULL_FRAMES).collider()
+    assert np.array_equal(baked.triangles, live.triangles)
+    assert np.abs(baked.vertices[baked.triangles] - corners).max() < 1e-5  # float32 offsets on a 1 m scene
