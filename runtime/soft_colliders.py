@@ -33,6 +33,7 @@ from .common import bake_store, frames, scene_inputs, soft_surfaces, touching
 from .common.animation import recorded_rest_matrix
 from .common.properties import object_settings
 from .surface import bake_frames as surface_frames
+from .surface import kind as surface_kind
 from .surface.kind import KIND as SURFACE
 
 # A soft body's triangles are taken to be at most this many times as long as at rest (the bound
@@ -158,9 +159,7 @@ def surface_body(obj: bpy.types.Object, scene: bpy.types.Scene, depsgraph: bpy.t
         if baked is not None:
             points, triangles = _surface_baked(obj, scene, slot, prepared, baked, frame)
         else:
-            found = touching.state_at(obj, scene, max(frame, scene.frame_start), depsgraph)
-            _, state, _ = found if found is not None else frames.state_at(
-                SURFACE, obj, scene, max(frame, scene.frame_start), depsgraph)
+            _, state, _ = surface_kind.state_at(obj, scene, max(frame, scene.frame_start), depsgraph)
             split = prepared.body.split_mesh(state)
             points, triangles = split.positions, split.corner_vertices[prepared.body.mesh.triangles]
     except SURFACE.errors:

@@ -83,16 +83,23 @@ def play(bpy, rig, frames=range(1, FRAMES + 1)) -> dict[int, tuple[np.ndarray, n
     return out
 
 
+def play_onto(bpy, rig, body) -> tuple[dict[int, tuple[np.ndarray, np.ndarray]], float]:
+    """Play frames 1-FRAMES: (what the rig shows at each, ``shown``; the least clearance [m] of any
+    tail to ``body``'s shown surface over them, ``clearance``)."""
+    played, worst = {}, np.inf
+    for f in range(1, FRAMES + 1):
+        bpy.context.scene.frame_set(f)
+        played[f] = shown(bpy, rig)
+        worst = min(worst, float(clearance(bpy, body, played[f][0]).min()))
+    return played, worst
+
+
 def test_a_tail_falling_onto_a_soft_body_rests_on_its_surface_played_jumped_and_baked(bpy):
     from tetrig.runtime import scene as driver
     from tetrig.runtime.jiggle import bake as jiggle_bake
 
     box, rig = soft_box(bpy), tail_rig(bpy)
-    played, worst = {}, np.inf
-    for f in range(1, FRAMES + 1):
-        bpy.context.scene.frame_set(f)
-        played[f] = shown(bpy, rig)
-        worst = min(worst, float(clearance(bpy, box, played[f][0]).min()))
+    played, worst = play_onto(bpy, rig, box)
     assert worst >= -1e-3  # never deeper than 1 mm inside the radius
     assert clearance(bpy, box, played[FRAMES][0]).min() < 2e-3  # lying on the box
     speed = np.linalg.norm(played[FRAMES][0] - played[FRAMES - 1][0], axis=1).max() * 24.0
@@ -158,11 +165,7 @@ def test_a_tail_falling_onto_a_surface_body_rests_on_it_live_and_on_its_bake(bpy
     from tetrig.runtime import scene as driver
 
     pillow, rig = surface_pillow(bpy), tail_rig(bpy)
-    played, worst = {}, np.inf
-    for f in range(1, FRAMES + 1):
-        bpy.context.scene.frame_set(f)
-        played[f] = shown(bpy, rig)
-        worst = min(worst, float(clearance(bpy, pillow, played[f][0]).min()))
+    played, worst = play_onto(bpy, rig, pillow)
     assert worst >= -1e-3  # never deeper than 1 mm inside the radius
     assert clearance(bpy, pillow, played[FRAMES][0]).min() < 2e-3  # lying on the pillow
     assert played[FRAMES][0][:, 2].min() < 0.45  # it fell from 0.55 m

@@ -360,7 +360,19 @@ def frame_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
         TetRigInputError, StaleBindingError, scene_inputs.InputsUnavailable: as live playback (of a
         member of its set too).
     """
-    found = touching.state_at(obj, scene, frame, depsgraph)
-    slot, state, inputs = found if found is not None else frames.state_at(KIND, obj, scene, frame, depsgraph)
+    slot, state, inputs = state_at(obj, scene, frame, depsgraph)
     return KIND.shown(obj, scene, slot.prepared, state, inputs), inputs, slot.prepared
+
+
+def state_at(obj: bpy.types.Object, scene: bpy.types.Scene, frame: int,
+             depsgraph: bpy.types.Depsgraph) -> tuple[frames.Slot, SurfaceState, scene_inputs.FrameInputs]:
+    """(slot, state at ``frame``, that frame's inputs) of a Surface body, stepped in its set of
+    touching bodies when it has one (``touching.state_at``), else alone (``frames.state_at``), as
+    ``cage/kind.state_at`` for cages.
+
+    Raises:
+        as ``frame_at``.
+    """
+    found = touching.state_at(obj, scene, frame, depsgraph)
+    return found if found is not None else frames.state_at(KIND, obj, scene, frame, depsgraph)
 
