@@ -92,3 +92,15 @@ def inverse3(m: np.ndarray) -> np.ndarray:
     det = np.einsum("...i,...i->...", a[..., :, 0], c0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.stack([c0, c1, c2], axis=-2) / det[..., None, None]
+
+
+def bounding_box(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high), float64 [3] each [m], of the points float64 [n ≥ 1, 3], column by column
+    (``points.min(axis=0)`` on rows of three is about ten times slower)."""
+    return (np.array([points[:, 0].min(), points[:, 1].min(), points[:, 2].min()]),
+            np.array([points[:, 0].max(), points[:, 1].max(), points[:, 2].max()]))
+
+
+def boxes_overlap(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether the boxes (low, high) ``a`` and ``b`` (float64 [3] each) overlap or touch."""
+    return bool(np.all(a[0] <= b[1]) and np.all(b[0] <= a[1]))

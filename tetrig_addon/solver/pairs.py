@@ -48,6 +48,7 @@ import numpy as np
 from .. import colliders as collision
 from ..colliders import nearby
 from ..errors import TetRigInputError
+from ..geometry import bounding_box, boxes_overlap
 from . import backend, contacts, loop, pair_surfaces
 from .contacts import Rows
 from .model import Model, State
@@ -220,8 +221,9 @@ def _cages_within_reach(members: Sequence[Member], contact: ContactSettings) -> 
         fall = 0.5 * float(np.linalg.norm(m.settings.gravity)) * m.frame_dt * m.frame_dt
         grow = (2.0 * contacts.CONTACT_MARGIN_FACTOR * m.frame_dt * _fastest(m.state) + PAIR_FALL_FACTOR * fall
                 + contacts.CONTACT_MARGIN_EXTENT * m.model.extent + contact.thickness)
-        boxes.append((x.min(axis=0) - grow, x.max(axis=0) + grow))
-    return any(a is not None and b is not None and _overlap(a, b)
+        low, high = bounding_box(x)
+        boxes.append((low - grow, high + grow))
+    return any(a is not None and b is not None and boxes_overlap(a, b)
                for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
@@ -274,7 +276,7 @@ def frame_pairs(members: Sequence[Member], contact: ContactSettings,
     # how far a surface can come towards a vertex in the frame: its own speed (the vertex's margin
     # holds the fall and its own travel), and the contact distance
     travel = [contacts.CONTACT_MARGIN_FACTOR * m.frame_dt * _fastest(m.state) + contact.thickness for m in members]
-    extents = [(p.min(axis=0), p.max(axis=0)) if p.shape[0] else None for p in points]
+    extents = [bounding_box(p) if p.shape[0] else None for p in points]
     boxes = [(e[0] - float(margin.max()), e[1] + float(margin.max())) if e is not None else None
              for e, margin in zip(extents, margins)]
     found: list[list[PairRows]] = [[] for _ in members]
@@ -287,7 +289,7 @@ def frame_pairs(members: Sequence[Member], contact: ContactSettings,
         box_b = (extent[0] - travel[b], extent[1] + travel[b])
         for a in range(len(members)):
             box_a = boxes[a]
-            if a == b or box_a is None or not _overlap(box_a, box_b):
+            if a == b or box_a is None or not boxes_overlap(box_a, box_b):
                 continue
             if surface is None and compiled is None:
                 surface = nearby.surface(points[b], facts.triangles, facts.rings)
@@ -312,7 +314,7 @@ def overlaps(members: Sequence[Member], contact: ContactSettings = ContactSettin
         if not facts.closed:
             continue
         surface = nearby.surface(points[b], facts.triangles, facts.rings)
-        low, high = points[b].min(axis=0), points[b].max(axis=0)
+        low, high = bounding_box(points[b])
         for a in range(len(members)):
             inside_box = np.all((points[a] >= low) & (points[a] <= high), axis=1) if a != b else None
             if inside_box is None or not inside_box.any():
@@ -322,10 +324,6 @@ def overlaps(members: Sequence[Member], contact: ContactSettings = ContactSettin
             if distance.shape[0] and distance.min() < -contact.thickness:
                 found.append((a, b))
     return found
-
-
-def _overlap(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> bool:
-    return bool(np.all(a[0] <= b[1]) and np.all(b[0] <= a[1]))
 
 
 def _pair_rows(surface: nearby.Surface | None, facts: pair_surfaces.SurfaceFacts, vertices: np.ndarray, other: int,

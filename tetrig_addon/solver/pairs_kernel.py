@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..geometry import bounding_box
+
 
 @njit(cache=True)
 def closest_on_rings(points, reach, nearest, vertices, triangles, ring_offsets, ring_triangles):
@@ -386,7 +388,8 @@ def closest(points: np.ndarray, reach: np.ndarray, vertices: np.ndarray, triangl
                 np.zeros((0, 3)))
     longest = longest_edge(vertices, triangles)
     bounds = reach + longest
-    span = vertices.max(axis=0) - vertices.min(axis=0)  # (of all: only the cubes' size depends on it)
+    low, high = bounding_box(vertices)  # (of all: only the cubes' size depends on it)
+    span = high - low
     cell = max(CELL_EDGES * longest, CELL_REACH * float(bounds.max()), 1e-9)
     cell = max(cell, float(np.prod(span + cell) / (CELLS_PER_VERTEX * used.shape[0])) ** (1.0 / 3.0))
     nearest = nearest_vertices(points, bounds, vertices, used, cell, nearest_count)
