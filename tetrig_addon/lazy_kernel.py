@@ -23,12 +23,16 @@ from typing import Callable
 
 # The file a finished load leaves in the cache folder (``LazyKernel.cache_filled``).
 MARKER_PREFIX = "loaded-"
+# The file ``machine_code.seed`` leaves in the cache folder when it copied the zip's machine code in,
+# for this Python (``sys.implementation.cache_tag``): every kernel then reads a filled cache.
+SHIPPED_MARKER = "shipped-{tag}.json"
 # How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``),
 # unless the kernel's owner says otherwise (``solver.backend.CACHED_LOAD_WAIT_S``).
 # Measured on 2 shared cores: 0.3-0.9 s (Numba's import and its first cache read are most of it).
 # It bounds the one wait should the cache be unusable after all (another CPU): then Numba
 # compiles, and the frames go on with the NumPy reference.
 CACHED_LOAD_WAIT_S = 2.0
+_EVERY: list[LazyKernel] = []  # every kernel made (``every_kernel``)
 
 
 class KernelUnavailable(RuntimeError):
@@ -70,6 +74,7 @@ class LazyKernel:
         self._started: float | None = None  # time.monotonic() when the load began
         self._from_cache = False  # whether that load reads a cache an earlier load filled
         self._followers: list[LazyKernel] = []
+        _EVERY.append(self)
 
     def _load(self) -> None:
         start = time.perf_counter()
@@ -163,7 +168,10 @@ class LazyKernel:
         """Whether an earlier load of this kernel, from the same folder, filled the cache folder
         (Numba will read it rather than compile)."""
         path = self.marker_path()
-        return path is not None and os.path.isfile(path)
+        if path is None:
+            return False
+        shipped = os.path.join(os.path.dirname(path), SHIPPED_MARKER.format(tag=sys.implementation.cache_tag))
+        return os.path.isfile(path) or os.path.isfile(shipped)
 
     def _record_load(self, seconds: float) -> None:
         """Leave the marker of ``cache_filled`` (silently nothing when the folder is not writable:
@@ -210,3 +218,8 @@ class LazyKernel:
         if self.loading_from_cache() and thread is not None and started is not None:
             thread.join(max(0.0, started + self._cached_load_wait() - time.monotonic()))
         return self.ready()
+
+
+def every_kernel() -> list[LazyKernel]:
+    """Every ``LazyKernel`` made so far, in the order made (those of the modules imported)."""
+    return list(_EVERY)

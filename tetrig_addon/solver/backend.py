@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import colliders as collision
-from .. import lazy_kernel
+from .. import lazy_kernel, machine_code
 from ..lazy_kernel import MARKER_PREFIX, KernelUnavailable, LazyKernel
 from . import global_solve, loop
 from .model import Model, State, build_model, rest_state
@@ -48,9 +48,10 @@ BackendUnavailable = KernelUnavailable
 __all__ = ["BackendUnavailable", "CACHED_LOAD_WAIT_S", "MARKER_PREFIX", "NUMBA", "NUMPY", "cache_filled", "choose",
            "compiling", "configure", "global_step_compiling", "global_step_ready", "kernel", "kernel_ready",
            "load_seconds", "loading_from_cache", "marker_path", "name", "source_fingerprint", "status", "step",
-           "unavailable_reason", "wait_for_cached_load", "wait_for_global_step", "warm_up"]
+           "unavailable_reason", "uses_shipped_code", "wait_for_cached_load", "wait_for_global_step", "warm_up"]
 
 _cache_path: str | None = None  # this engine's folder in the cache (``configure``)
+_shipped = False  # whether ``configure`` copied the zip's machine code into it (``uses_shipped_code``)
 # How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``;
 # read at each wait: see ``lazy_kernel.CACHED_LOAD_WAIT_S``).
 CACHED_LOAD_WAIT_S = lazy_kernel.CACHED_LOAD_WAIT_S
@@ -63,13 +64,18 @@ def configure(cache_dir: str | None) -> None:
 
     Numba's own check of a cache entry looks at the modification time of the kernel's file only,
     not at the formula modules it inlines: a new version of one of those would load old machine
-    code (measured: a segmentation fault). A folder per set of sources cannot be stale."""
-    global _cache_path
+    code (measured: a segmentation fault). A folder per set of sources cannot be stale.
+
+    Where the extension ships machine code that this computer runs (``machine_code``: the Linux
+    zips), it is copied into that folder first: Numba reads it rather than compile."""
+    global _cache_path, _shipped
     if cache_dir:
-        path = os.path.join(cache_dir, source_fingerprint())
+        fingerprint = source_fingerprint()
+        path = os.path.join(cache_dir, fingerprint)
         os.makedirs(path, exist_ok=True)
         os.environ["NUMBA_CACHE_DIR"] = path
         _cache_path = path
+        _shipped = machine_code.use_shipped(path, fingerprint)
 
 
 def source_fingerprint() -> str:
@@ -204,6 +210,11 @@ def global_step_compiling() -> bool:
     return _GLOBAL_STEP.compiling() and not _GLOBAL_STEP.loading_from_cache()
 
 
+def uses_shipped_code() -> bool:
+    """Whether ``configure`` gave Numba the extension's shipped machine code (``machine_code``)."""
+    return _shipped
+
+
 def name() -> str:
     """The backend that steps frames now: ``"Numba"`` or ``"NumPy"``."""
     return NUMBA if kernel_ready() else NUMPY
@@ -215,7 +226,7 @@ def status() -> str:
     if kernel_ready():
         if global_step_compiling():
             return f"{NUMBA} (compiled solver; NumPy for Global Iterations while that part compiles, first use only)"
-        return f"{NUMBA} (compiled solver)"
+        return f"{NUMBA} (compiled solver{', machine code from the zip' if _shipped else ''})"
     if error is not None:
         return f"{NUMPY} (compiled solver unavailable: {error})"
     if loading_from_cache():
