@@ -12,6 +12,9 @@ wrong zip is told so at install time. Without ``--python`` every Python version 
 wheels are built for is built (3.11 and 3.13); a platform without wheels for a Python version
 (macos-x64 has 3.11 only) gets no zip for it. Without ``--platform``: every platform.
 
+With ``--machine-code X.Y=PYTHON`` the linux-x64 zip for Python X.Y also carries every kernel
+compiled (``build_machine_code.py``, run by that interpreter; ``tetrig_addon/machine_code.py``).
+
 Steps:
 
 1. Download the wheels those zips need into ``./wheels/`` with ``pip download`` (files already
@@ -335,11 +338,22 @@ def build_plan(manifest: dict, platforms: list[str] | None,
     return plan
 
 
+def _machine_code_script():
+    """``build_machine_code.py``, beside this script, as a module."""
+    path = Path(__file__).with_name("build_machine_code.py")
+    spec = importlib.util.spec_from_file_location("build_machine_code", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def build(source_dir: Path, output_dir: Path, platforms: list[str] | None,
           pythons: list[str] | None = None, blender_ext: Path | None = None,
-          verbose: bool = False) -> list[Path]:
+          verbose: bool = False, machine_code: dict[str, Path] | None = None) -> list[Path]:
     """Download wheels, validate, build and validate the zips; return the zip paths (for each
-    Python version, oldest first, the platforms in manifest order)."""
+    Python version, oldest first, the platforms in manifest order). ``machine_code``: Python
+    version -> an interpreter of that version with the zip's Numba, which compiles the kernels
+    that version's linux-x64 zip ships (``build_machine_code.py``)."""
     manifest = load_manifest(source_dir)
     manifest_text = (source_dir / MANIFEST_NAME).read_text(encoding="utf-8")
     plan = build_plan(manifest, platforms, pythons)
@@ -366,6 +380,13 @@ def build(source_dir: Path, output_dir: Path, platforms: list[str] | None,
             stage_out = Path(tmp) / "out"
             stage_out.mkdir()
             stage_source(source_dir, stage_dir, staged_manifest_text(manifest_text, arrays), skip=[output_dir])
+            shipped = Path(tmp) / "machine_code" if "linux-x64" in plats and python in (machine_code or {}) else None
+            if shipped is not None:
+                wheels = [Path(w).name for w in wheels_for_platforms(manifest, ["linux-x64"], python)]
+                try:
+                    _machine_code_script().compile_for((machine_code or {})[str(python)], stage_dir, shipped, wheels)
+                except RuntimeError as ex:
+                    raise BuildError(str(ex)) from ex
             build_args = ["build", *tag_args, "--split-platforms",
                           "--source-dir", str(stage_dir), "--output-dir", str(stage_out)]
             if verbose:
@@ -377,6 +398,8 @@ def build(source_dir: Path, output_dir: Path, platforms: list[str] | None,
                     raise BuildError(f"the build tool did not produce {built.name}")
                 final = output_dir / zip_name(manifest, platform, python)
                 shutil.move(str(built), final)
+                if shipped is not None and platform == "linux-x64":
+                    _machine_code_script().add_to_zip(final, shipped)
                 zips.append(final.resolve())
 
     for path in zips:
@@ -400,10 +423,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blender-ext", type=Path, default=None,
                         help="path to blender_ext.py (default: the one inside the bpy module)")
     parser.add_argument("--verbose", action="store_true", help="list every file added to a zip")
+    parser.add_argument("--machine-code", action="append", default=[], metavar="X.Y=PYTHON",
+                        help="ship compiled kernels in the linux-x64 zip for Python X.Y, compiled by the "
+                             "interpreter PYTHON (of that version, with the zip's Numba); repeat per version")
     args = parser.parse_args(argv)
+    if bad := [item for item in args.machine_code if not item.partition("=")[2]]:
+        parser.error(f"--machine-code wants X.Y=PYTHON, not {bad[0]!r}")
+    machine_code = {item.partition("=")[0]: Path(item.partition("=")[2]) for item in args.machine_code}
     try:
         zips = build(args.source_dir.resolve(), args.output_dir.resolve(), args.platforms,
-                     pythons=args.pythons, blender_ext=args.blender_ext, verbose=args.verbose)
+                     pythons=args.pythons, blender_ext=args.blender_ext, verbose=args.verbose,
+                     machine_code=machine_code)
     except BuildError as ex:
         print(f"build_extension: error: {ex}", file=sys.stderr)
         return 1

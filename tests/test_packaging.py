@@ -21,6 +21,8 @@ from types import ModuleType
 
 import pytest
 
+from tetrig_addon import machine_code
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_PATH = REPO_ROOT / "blender_manifest.toml"
 BUILD_SCRIPT = REPO_ROOT / "scripts" / "build_extension.py"
@@ -89,10 +91,12 @@ def blender_ext_module() -> ModuleType:
 @pytest.fixture(scope="module")
 def linux_zips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Build the linux-x64 zips (both Python versions) once, the way a developer does
-    (``make build PLATFORMS=linux-x64``); Python version -> zip."""
+    (``make build PLATFORMS=linux-x64``), with the kernels compiled for this Python's only (the
+    other's would take this session minutes more); Python version -> zip."""
     out_dir = tmp_path_factory.mktemp("dist")
     proc = subprocess.run(
-        [sys.executable, str(BUILD_SCRIPT), "--platform", "linux-x64", "--output-dir", str(out_dir)],
+        [sys.executable, str(BUILD_SCRIPT), "--platform", "linux-x64", "--output-dir", str(out_dir),
+         "--machine-code", f"{THIS_PYTHON}={sys.executable}"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
     )
     assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr}"
@@ -212,6 +216,15 @@ def test_linux_zip_contents(linux_zips: dict[str, Path], python: str) -> None:
     assert not [n for n in names if "__pycache__/" in n or n.endswith((".pyc", ".blend1"))]
     # the batch script ships (it runs the installed extension headless); the dev scripts do not
     assert "scripts/batch.py" in names
+    # the kernels' machine code, for this Python in its zip (the fixture compiles it for this one only)
+    shipped = [n for n in names if n.startswith("tetrig_addon/machine_code/")]
+    tag = f".py{python.replace('.', '')}"
+    if python == THIS_PYTHON:
+        indexes = {n.split("/")[3] for n in shipped if n.endswith(tag + ".nbi")}
+        assert {"solver", "cage", "jiggle", "quality"} <= indexes, shipped
+        assert all(tag in n for n in shipped)
+    else:
+        assert not shipped
     assert not {"scripts/demo.py", "scripts/jelly_demo.py", "scripts/build_extension.py"} & set(names)
     for top_level in ("Makefile", "mypy.ini", "requirements-dev.txt", "requirements-dev-py313.txt",
                       "requirements-typecheck.txt"):
@@ -283,6 +296,10 @@ def test_zip_installs_into_a_temporary_user_folder_and_runs(linux_zips: dict[str
     # TetRig's own kernel runs, compiled by the bundled numba into the extension's user folder
     assert report["solver"][0] == "Numba" and report["solver"][1].startswith("Numba"), report
     assert report["solver"][3].startswith(str(tmp_path / "user")), report
+    # ... read from the zip's machine code, compiling none of the kernel's functions
+    if machine_code.host_has_target():
+        assert report["machine_code"][:2] == [True, []], report
+        assert "machine code from the zip" in report["solver"][1], report
     assert report["build_cage"] == ["FINISHED"] and report["moved_z"] < -0.01, report
     assert report["setup_surface"] == ["FINISHED"] and report["surface_moved_z"] < -0.01, report
     # it went into the temporary user folder, not the machine's real config

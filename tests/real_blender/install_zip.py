@@ -7,7 +7,7 @@ Run with BLENDER_USER_RESOURCES set to a temporary folder: the zip goes into its
 never the machine's real config. Writes OUT.json: whether the install finished and the add-on is
 enabled (or the error Blender gave), where SciPy, numba and llvmlite were imported from, whether a
 trivial ``@numba.njit`` function compiles and runs, which solver TetRig runs (its compiled kernel,
-and where its cache is), and whether a Suzanne dropped on the ground falls. With ``--bundled-only`` those three packages may come from the extension's own
+where its cache is, and whether it came from the zip's machine code), and whether a Suzanne dropped on the ground falls. With ``--bundled-only`` those three packages may come from the extension's own
 site-packages only: a system SciPy (Debian's Blender has one) or a venv's (the bpy module puts the
 extensions' site-packages after the venv's) is then not used.
 """
@@ -47,7 +47,7 @@ if bundled_only:
 
 result = {"blender": bpy.app.version_string, "python": "%d.%d.%d" % sys.version_info[:3],
           "bundled_only": bundled_only}
-start = time.perf_counter()
+start = install_start = time.perf_counter()
 try:
     result["install"] = sorted(bpy.ops.extensions.package_install_files(
         filepath=zip_path, repo="user_default", enable_on_install=True))
@@ -96,6 +96,12 @@ if result["enabled"]:
         backend.warm_up()
         result["solver"] = [backend.name(), backend.status(), round(time.perf_counter() - start, 2),
                             os.environ.get("NUMBA_CACHE_DIR", "")]
+        # the zip's machine code (Linux zips): whether it was used, the kernel's functions Numba
+        # compiled rather than read (none when it was), and the time from the install to the kernel
+        kernel = backend.kernel()
+        compiled = sorted(name for name, value in vars(kernel).items() if hasattr(value, "stats")
+                          and hasattr(value, "py_func") and sum(value.stats.cache_misses.values()))
+        result["machine_code"] = [backend.uses_shipped_code(), compiled, round(time.perf_counter() - install_start, 2)]
     except Exception:  # noqa: BLE001
         result["solver"] = traceback.format_exc()
     try:
