@@ -667,6 +667,35 @@ def bench_cold_start(args: argparse.Namespace, ws: Workspace, cfg: Config) -> di
     runs["loader"].append(run_part("blender-cold", args, ws, "--tmp", str(warm_tmp), "--loader", "script"))
     log(f"  cold start, warm cache, scripts/_addon_loader.py: {runs['loader'][-1]['total_s']:.2f} s "
         f"({runs['loader'][-1]['frame_backend']}, kernel load {fmt(runs['loader'][-1]['load_seconds'])} s)")
+    runs["shipped"] = cold_start_shipped(args, ws, repeats)
+    return runs
+
+
+def cold_start_shipped(args: argparse.Namespace, ws: Workspace, repeats: int) -> list[dict]:
+    """(d) empty cache, with the machine code a Linux zip ships (``tetrig_addon/machine_code.py``):
+    compiled into the workspace's copy as ``make build`` does (``scripts/build_machine_code.py``),
+    removed again after the runs. Nothing for a revision without it."""
+    script = ws.source / "scripts" / "build_machine_code.py"
+    shipped = ws.source / "tetrig_addon" / "machine_code"
+    if not script.is_file():
+        return []
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(script), "--source", str(ws.source), "--out", str(shipped)],
+                          capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        log(f"  machine code: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'failed'}")
+        return []
+    log(f"  machine code compiled for the zip in {time.perf_counter() - t0:.0f} s")
+    runs = []
+    try:
+        for i in range(repeats):
+            tmp = ws.root / f"cold-shipped-{i}"
+            tmp.mkdir()
+            runs.append(run_part("blender-cold", args, ws, "--tmp", str(tmp)))
+            log(f"  cold start, empty cache, the zip's machine code: {runs[-1]['total_s']:.2f} s "
+                f"({runs[-1]['frame_backend']}, kernel ready {fmt(runs[-1]['ready_after_open_s'])} s after the open)")
+    finally:
+        shutil.rmtree(shipped, ignore_errors=True)
     return runs
 
 
@@ -1074,7 +1103,8 @@ def cold_section(cold: dict[str, list[dict]]) -> tuple[str, list[str], list[list
          "add-on registration s (before the open)", "backend of frame 2", "kernel ready, s after the open",
          "kernel load s (backend.load_seconds)"],
         [cold_row("(a) empty", cold["empty"]), cold_row("(b) warm", cold["warm"]),
-         cold_row("(c) warm, add-on through scripts/_addon_loader.py", cold["loader"])],
+         cold_row("(c) warm, add-on through scripts/_addon_loader.py", cold["loader"]),
+         *([cold_row("(d) empty, with the Linux zip's machine code", cold["shipped"])] if cold.get("shipped") else [])],
         "Each run is a new process (the bpy module): import bpy, register the add-on (its registration "
         "starts loading the kernel in a background thread, as in Blender at startup), then the timed "
         "open_mainfile of a .blend with the bound bunny (default settings, Ground on) and frame_set(2). "
@@ -1088,7 +1118,9 @@ def cold_section(cold: dict[str, list[dict]]) -> tuple[str, list[str], list[list
         "earlier process. 'Kernel ready' is when backend.kernel_ready() turned true (polled every 5 ms); "
         "until then frames use the NumPy reference. (c) loads the add-on the way scripts/batch.py and "
         "demo.py do, through a symlink in a new temporary folder per process: Numba's cache is keyed by "
-        "the kernel file's path, so that warm cache is not found and the kernel compiles again.")
+        "the kernel file's path, so that warm cache is not found and the kernel compiles again. (d) is (a) "
+        "with the machine code a Linux zip ships (scripts/build_machine_code.py into the workspace's "
+        "tetrig_addon/machine_code, as make build does; copied into the empty cache at registration).")
 
 
 def table(header: list[str], rows: list[list[str]]) -> tuple[str, str]:
