@@ -210,74 +210,108 @@ def nearest_vertices(points, bounds, vertices, used, cell, count):
         occupied[(int((vertices[v, 0] - low[0]) / coarse) * coarse_size[1]
                   + int((vertices[v, 1] - low[1]) / coarse)) * coarse_size[2]
                  + int((vertices[v, 2] - low[2]) / coarse)] = True
+    # The points are taken by groups of one home cube, whose non-empty cubes are listed once, ring
+    # by ring (two bunnies' search, 13k points: 26 -> 16 ms against listing them for each point).
+    near = np.zeros(n, dtype=np.bool_)
+    homes = np.empty((n, 3), dtype=np.int64)
+    keys = np.empty(n, dtype=np.int64)
+    pad = int(coarse / cell) + 2  # a point with a vertex within reach is home within pad cubes of the grid
+    for i in range(n):
+        limit = bounds[i] * bounds[i]
+        h0 = int(np.floor((points[i, 0] - low[0]) / coarse))
+        h1 = int(np.floor((points[i, 1] - low[1]) / coarse))
+        h2 = int(np.floor((points[i, 2] - low[2]) / coarse))
+        for a in range(max(h0 - 1, 0), min(h0 + 1, coarse_size[0] - 1) + 1):
+            for b in range(max(h1 - 1, 0), min(h1 + 1, coarse_size[1] - 1) + 1):
+                for c in range(max(h2 - 1, 0), min(h2 + 1, coarse_size[2] - 1) + 1):
+                    if occupied[(a * coarse_size[1] + b) * coarse_size[2] + c] and not near[i]:
+                        near[i] = _cube_gap(points, i, low, coarse, a, b, c) <= limit
+        for k in range(3):
+            homes[i, k] = int(np.floor((points[i, k] - low[k]) / cell))
+        keys[i] = -1  # no vertex within reach: not searched
+        if near[i]:
+            keys[i] = (((homes[i, 0] + pad) * (size[1] + 2 * pad) + homes[i, 1] + pad) * (size[2] + 2 * pad)
+                       + homes[i, 2] + pad)
+    order = np.argsort(keys, kind="mergesort")
+    coordinates = np.empty((m, 3))  # cube by cube, so that a cube's are read in a row
+    for e in range(m):
+        for k in range(3):
+            coordinates[e, k] = vertices[members[e], k]
+    most = int(bounds.max() / cell) + 2
+    listed = np.empty((min((2 * most + 1) ** 3, size[0] * size[1] * size[2]), 4), dtype=np.int64)
+    ring_end = np.empty(most + 1, dtype=np.int64)
     best_d = np.empty(count)
     best_v = np.empty(count, dtype=np.int64)
-    home = np.empty(3, dtype=np.int64)
-    for i in range(n):
-        for r in range(count):
-            best_d[r] = np.inf
-            best_v[r] = -1
-        for k in range(3):
-            home[k] = int(np.floor((points[i, k] - low[k]) / coarse))
-        limit = bounds[i] * bounds[i]
-        near = False
-        for a in range(max(home[0] - 1, 0), min(home[0] + 1, coarse_size[0] - 1) + 1):
-            for b in range(max(home[1] - 1, 0), min(home[1] + 1, coarse_size[1] - 1) + 1):
-                for c in range(max(home[2] - 1, 0), min(home[2] + 1, coarse_size[2] - 1) + 1):
-                    if occupied[(a * coarse_size[1] + b) * coarse_size[2] + c] and not near:
-                        near = _cube_gap(points, i, low, coarse, a, b, c) <= limit
-        if not near:
+    g = 0
+    while g < n:
+        h = g
+        while h < n and keys[order[h]] == keys[order[g]]:
+            h += 1
+        if keys[order[g]] < 0:
+            g = h
             continue
-        for k in range(3):
-            home[k] = int(np.floor((points[i, k] - low[k]) / cell))
-        rings = int(bounds[i] / cell) + 1
-        for s in range(rings + 1):
-            for a in range(max(home[0] - s, 0), min(home[0] + s, size[0] - 1) + 1):
-                for b in range(max(home[1] - s, 0), min(home[1] + s, size[1] - 1) + 1):
-                    edge_ab = abs(a - home[0]) == s or abs(b - home[1]) == s
-                    c0 = max(home[2] - s, 0)
-                    c1 = min(home[2] + s, size[2] - 1)
-                    c = c0
-                    while c <= c1:
-                        if not edge_ab and abs(c - home[2]) != s:  # inside the ring: searched already
-                            c = home[2] + s if home[2] + s <= c1 else c1 + 1
+        first = order[g]
+        h0, h1, h2 = homes[first, 0], homes[first, 1], homes[first, 2]
+        rings_most = 0
+        for q in range(g, h):
+            rings_most = max(rings_most, int(bounds[order[q]] / cell) + 1)
+        listed_count = 0
+        for s in range(rings_most + 1):  # the non-empty cubes of ring s (those at s cubes from home)
+            for a in range(max(h0 - s, 0), min(h0 + s, size[0] - 1) + 1):
+                for b in range(max(h1 - s, 0), min(h1 + s, size[1] - 1) + 1):
+                    edge_ab = abs(a - h0) == s or abs(b - h1) == s
+                    for c in range(max(h2 - s, 0), min(h2 + s, size[2] - 1) + 1):
+                        if not edge_ab and abs(c - h2) != s:  # inside the ring
                             continue
                         key = (a * size[1] + b) * size[2] + c
-                        if starts[key] == starts[key + 1]:
-                            c += 1
+                        if starts[key] != starts[key + 1]:
+                            listed[listed_count, 0], listed[listed_count, 1] = key, a
+                            listed[listed_count, 2], listed[listed_count, 3] = b, c
+                            listed_count += 1
+            ring_end[s] = listed_count
+        for q in range(g, h):
+            i = order[q]
+            for r in range(count):
+                best_d[r] = np.inf
+                best_v[r] = -1
+            limit = bounds[i] * bounds[i]
+            rings = int(bounds[i] / cell) + 1
+            e0 = 0
+            for s in range(rings + 1):
+                for e in range(e0, ring_end[s]):
+                    # the cube's nearest point: none of its vertices can be nearer
+                    gap = _cube_gap(points, i, low, cell, listed[e, 1], listed[e, 2], listed[e, 3])
+                    if gap > limit or gap > best_d[count - 1]:
+                        continue
+                    key = listed[e, 0]
+                    for f in range(starts[key], starts[key + 1]):
+                        d0 = points[i, 0] - coordinates[f, 0]
+                        d1 = points[i, 1] - coordinates[f, 1]
+                        d2 = points[i, 2] - coordinates[f, 2]
+                        sq = d0 * d0 + d1 * d1 + d2 * d2
+                        if sq > limit:
                             continue
-                        # the cube's nearest point: none of its vertices can be nearer
-                        gap = _cube_gap(points, i, low, cell, a, b, c)
-                        if gap > limit or gap > best_d[count - 1]:
-                            c += 1
+                        v = members[f]
+                        last = count - 1
+                        if sq > best_d[last] or (sq == best_d[last] and v > best_v[last]):
                             continue
-                        for e in range(starts[key], starts[key + 1]):
-                            v = members[e]
-                            d0 = points[i, 0] - vertices[v, 0]
-                            d1 = points[i, 1] - vertices[v, 1]
-                            d2 = points[i, 2] - vertices[v, 2]
-                            sq = d0 * d0 + d1 * d1 + d2 * d2
-                            if sq > limit:
-                                continue
-                            last = count - 1
-                            if sq > best_d[last] or (sq == best_d[last] and v > best_v[last]):
-                                continue
-                            r = last
-                            while r > 0 and (sq < best_d[r - 1] or (sq == best_d[r - 1] and v < best_v[r - 1])):
-                                best_d[r] = best_d[r - 1]
-                                best_v[r] = best_v[r - 1]
-                                r -= 1
-                            best_d[r] = sq
-                            best_v[r] = v
-                        c += 1
-            # a vertex outside rings 0..s is at least s cubes away from the point (it is in its cube)
-            reach = s * cell
-            if best_v[count - 1] >= 0 and best_d[count - 1] <= reach * reach:
-                break
-            if reach > bounds[i]:
-                break
-        for r in range(count):
-            out[i, r] = best_v[r]
+                        r = last
+                        while r > 0 and (sq < best_d[r - 1] or (sq == best_d[r - 1] and v < best_v[r - 1])):
+                            best_d[r] = best_d[r - 1]
+                            best_v[r] = best_v[r - 1]
+                            r -= 1
+                        best_d[r] = sq
+                        best_v[r] = v
+                e0 = ring_end[s]
+                # a vertex outside rings 0..s is at least s cubes away from the point (it is in its cube)
+                reach = s * cell
+                if best_v[count - 1] >= 0 and best_d[count - 1] <= reach * reach:
+                    break
+                if reach > bounds[i]:
+                    break
+            for r in range(count):
+                out[i, r] = best_v[r]
+        g = h
     return out
 
 
