@@ -685,7 +685,9 @@ def cold_start_shipped(args: argparse.Namespace, ws: Workspace, repeats: int) ->
     if proc.returncode != 0:
         log(f"  machine code: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'failed'}")
         return []
-    log(f"  machine code compiled for the zip in {time.perf_counter() - t0:.0f} s")
+    per_kernel = json.loads(proc.stdout.strip().splitlines()[-1]).get("kernels_s", {})
+    log(f"  machine code compiled for the zip in {time.perf_counter() - t0:.0f} s: "
+        + ", ".join(f"{name} {seconds} s" for name, seconds in per_kernel.items()))
     runs = []
     try:
         for i in range(repeats):

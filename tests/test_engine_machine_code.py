@@ -15,11 +15,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from tetrig_addon import machine_code
-from tetrig_addon.lazy_kernel import SHIPPED_MARKER
+from tetrig_addon.machine_code import SHIPPED_MARKER
 
 # (Numba is imported in the tests, never at collection: the session's conftest points its cache
 # at the session's folder before the first import.)
@@ -125,6 +126,22 @@ def test_a_cache_filled_on_another_path_loads_for_the_target_only(tmp_path: Path
                                                                                    "misses": 1}
 
 
+def test_without_the_target_our_inherited_cpu_variables_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process started by one that used the shipped code, on a computer without the target
+    (a farm's node): Numba must not compile for a CPU the computer does not have."""
+    monkeypatch.setattr(machine_code, "host_has_target", lambda cpuinfo=None: False)
+    monkeypatch.setattr(sys, "modules", {k: v for k, v in sys.modules.items() if k != "numba"})
+    for name, value in (("NUMBA_CPU_NAME", machine_code.TARGET_CPU), ("NUMBA_CPU_FEATURES", ""),
+                        (machine_code.OURS, "1")):
+        monkeypatch.setenv(name, value)
+    assert not machine_code.use_shipped("/nonexistent", "0123456789abcdef")
+    assert not {"NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", machine_code.OURS} & set(os.environ)
+    # the user's own choice stays
+    monkeypatch.setenv("NUMBA_CPU_NAME", "haswell")
+    assert not machine_code.use_shipped("/nonexistent", "0123456789abcdef")
+    assert os.environ["NUMBA_CPU_NAME"] == "haswell"
+
+
 def test_without_shipped_code_nothing_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
     engine = make_engine(tmp_path)
@@ -167,6 +184,18 @@ def test_built_names_are_the_same_modules(tmp_path: Path, monkeypatch: pytest.Mo
     try:
         assert importlib.import_module("tiny_built.kern") is importlib.import_module("outer.tiny.kern")
         assert importlib.import_module("tiny_built") is sys.modules["outer.tiny"]
+        # the modules keep their own spec (a package's with its path)
+        assert sys.modules["outer.tiny"].__spec__.name == "outer.tiny"
+        assert sys.modules["outer.tiny.kern"].__spec__.name == "outer.tiny.kern"
+        assert sys.modules["outer.tiny"].__spec__.submodule_search_locations
+        # enabled again after a disable: the names given to the earlier modules go
+        sys.modules.pop("outer.tiny.kern")
+        assert machine_code.BuiltNames.install("tiny_built", "outer.tiny")
+        assert "tiny_built.kern" not in sys.modules and "tiny_built" in sys.modules
+        assert importlib.import_module("tiny_built.kern") is importlib.import_module("outer.tiny.kern")
+        # a module of another package under the name: not installed
+        sys.modules["other_built"] = ModuleType("other_built")
+        assert not machine_code.BuiltNames.install("other_built", "outer.tiny")
     finally:
-        for name in ("tiny_built", "tiny_built.kern", "outer", "outer.tiny", "outer.tiny.kern"):
+        for name in ("tiny_built", "tiny_built.kern", "outer", "outer.tiny", "outer.tiny.kern", "other_built"):
             sys.modules.pop(name, None)

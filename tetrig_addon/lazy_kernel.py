@@ -21,11 +21,11 @@ import time
 from types import ModuleType
 from typing import Callable
 
+from . import machine_code
+from .machine_code import SHIPPED_MARKER
+
 # The file a finished load leaves in the cache folder (``LazyKernel.cache_filled``).
 MARKER_PREFIX = "loaded-"
-# The file ``machine_code.seed`` leaves in the cache folder when it copied the zip's machine code in,
-# for this Python (``sys.implementation.cache_tag``): every kernel then reads a filled cache.
-SHIPPED_MARKER = "shipped-{tag}.json"
 # How long after a load from a filled cache began frames wait for it [s] (``wait_for_cached_load``),
 # unless the kernel's owner says otherwise (``solver.backend.CACHED_LOAD_WAIT_S``).
 # Measured on 2 shared cores: 0.3-0.9 s (Numba's import and its first cache read are most of it).
@@ -115,6 +115,11 @@ class LazyKernel:
         if not background and thread is not None:
             thread.join()
 
+    @property
+    def thread_name(self) -> str:
+        """The name of the thread that loads it (``tetrig-compile`` for the solver's kernel)."""
+        return self._thread_name
+
     def ready(self) -> bool:
         """Whether the kernel is loaded (never waits: False while it compiles)."""
         with self._lock:
@@ -170,8 +175,9 @@ class LazyKernel:
         path = self.marker_path()
         if path is None:
             return False
+        # or the zip's machine code, copied in for this process (``machine_code.seed``)
         shipped = os.path.join(os.path.dirname(path), SHIPPED_MARKER.format(tag=sys.implementation.cache_tag))
-        return os.path.isfile(path) or os.path.isfile(shipped)
+        return os.path.isfile(path) or (machine_code.in_use() and os.path.isfile(shipped))
 
     def _record_load(self, seconds: float) -> None:
         """Leave the marker of ``cache_filled`` (silently nothing when the folder is not writable:

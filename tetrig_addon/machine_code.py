@@ -45,12 +45,13 @@ import os
 import platform
 import shutil
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
-from .lazy_kernel import SHIPPED_MARKER
-
-ENGINE = Path(__file__).resolve().parent
+# Not resolved: Numba names a kernel's cache folder by the path it was imported from, symbolic links
+# and all (the batch script imports the extension through one).
+ENGINE = Path(os.path.abspath(os.path.dirname(__file__)))
 # The engine's package name as the build imports it (``scripts/build_machine_code.py``), and here.
 BUILT_AS = "tetrig_addon"
 PACKAGE = __name__.rpartition(".")[0]
@@ -62,6 +63,18 @@ TARGET_CPU = "x86-64-v3"
 TARGET_FLAGS = frozenset({"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3",
                           "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"})
 _CACHE_SUFFIXES = (".nbi", ".nbc")
+# Left in the cache folder by ``seed``: the kernels' loads read a filled cache (``lazy_kernel``'s
+# ``cache_filled``, in a process that uses the shipped code), for this Python (``cache_tag``).
+SHIPPED_MARKER = "shipped-{tag}.json"
+# Set beside the CPU variables when ``use_shipped`` sets them, so that a process started from this
+# one (a farm's submitter forwarding its environment) on a computer without the target drops them.
+OURS = "TETRIG_NUMBA_CPU"
+_in_use = False
+
+
+def in_use() -> bool:
+    """Whether this process uses the shipped machine code (``use_shipped`` returned True)."""
+    return _in_use
 
 
 def host_has_target(cpuinfo: str | None = None) -> bool:
@@ -111,8 +124,14 @@ def use_shipped(cache_path: str, fingerprint: str, engine: Path = ENGINE) -> boo
     ``TARGET_CPU`` (the environment, read when Numba is imported) and copy the shipped entries into
     ``cache_path`` (Numba's cache folder for these sources, ``NUMBA_CACHE_DIR``) with ``seed``.
     Returns whether it did; else changes nothing (see the module's docstring for when)."""
+    global _in_use
     source = shipped(fingerprint, engine)
-    if source is None or not host_has_target():
+    if not host_has_target():
+        if os.environ.pop(OURS, None) and "numba" not in sys.modules:  # inherited from a process of ours
+            for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
+                os.environ.pop(name, None)
+        return False
+    if source is None:
         return False
     if os.environ.get("NUMBA_CPU_NAME", TARGET_CPU) != TARGET_CPU or os.environ.get("NUMBA_CPU_FEATURES", ""):
         return False  # the user's own choice
@@ -120,13 +139,15 @@ def use_shipped(cache_path: str, fingerprint: str, engine: Path = ENGINE) -> boo
         config = sys.modules.get("numba.core.config")
         if config is None or getattr(config, "CPU_NAME", None) != TARGET_CPU or getattr(config, "CPU_FEATURES", None):
             return False
+    # the entries import their modules by the build's names: without those, none would load
+    if engine == ENGINE and PACKAGE != BUILT_AS and not BuiltNames.install(BUILT_AS, PACKAGE):
+        return False
     try:
         seed(source, Path(cache_path), engine)
     except OSError:  # a cache folder Numba cannot write either: it compiles, as before
         return False
-    os.environ["NUMBA_CPU_NAME"], os.environ["NUMBA_CPU_FEATURES"] = TARGET_CPU, ""
-    if engine == ENGINE and PACKAGE != BUILT_AS:
-        BuiltNames.install(BUILT_AS, PACKAGE)
+    os.environ["NUMBA_CPU_NAME"], os.environ["NUMBA_CPU_FEATURES"], os.environ[OURS] = TARGET_CPU, "", "1"
+    _in_use = True
     return True
 
 
@@ -138,14 +159,23 @@ class BuiltNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, built: str, real: str) -> None:
         self.built, self.real = built, real
+        self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}  # by the second name
 
     @classmethod
-    def install(cls, built: str, real: str) -> None:
-        """Put a finder for ``built`` first in ``sys.meta_path`` (once; not when a module of that
-        name is loaded already: another package's)."""
-        if built in sys.modules or any(isinstance(f, cls) and f.built == built for f in sys.meta_path):
-            return
+    def install(cls, built: str, real: str) -> bool:
+        """Put a finder for ``built`` first in ``sys.meta_path`` (in place of an earlier one), and
+        drop the names it gave modules that are no longer ``real``'s (an extension disabled and
+        enabled again, or updated, in the same session). Returns False, changing nothing, when a
+        module of another package holds one of those names."""
+        for name in [n for n in sys.modules if n == built or n.startswith(built + ".")]:
+            module = sys.modules[name]
+            if getattr(module, "__name__", None) != real + name[len(built):]:
+                return False  # another package's
+            if sys.modules.get(real + name[len(built):]) is not module:
+                del sys.modules[name]  # a module of an earlier load of the extension
+        sys.meta_path[:] = [f for f in sys.meta_path if not (isinstance(f, cls) and f.built == built)]
         sys.meta_path.insert(0, cls(built, real))
+        return True
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         if name != self.built and not name.startswith(self.built + "."):
@@ -153,10 +183,15 @@ class BuiltNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(name, self)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(self.real + spec.name[len(self.built):])
+        module = importlib.import_module(self.real + spec.name[len(self.built):])
+        self._specs[spec.name] = module.__spec__  # the import system sets the second name's next
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing: the module ran when it was imported under its own name."""
+        """Nothing runs (the module ran when it was imported under its own name); its own spec is
+        put back."""
+        if module.__spec__ is not None and module.__spec__.name in self._specs:
+            module.__spec__ = self._specs.pop(module.__spec__.name)
 
 
 def seed(source: Path, cache_path: Path, engine: Path = ENGINE) -> int:
@@ -179,8 +214,9 @@ def seed(source: Path, cache_path: Path, engine: Path = ENGINE) -> int:
         base = index.name[: -len(".nbi")]
         data = sorted(p for p in index.parent.glob(base + ".*.nbc"))
         for path in data + [index]:  # the index last: Numba reads no entry before its data is there
-            shutil.copyfile(path, target / (path.name + ".part"))
-            os.replace(target / (path.name + ".part"), target / path.name)
+            part = target / f"{path.name}.{os.getpid()}-{threading.get_ident()}.part"  # one per writer
+            shutil.copyfile(path, part)
+            os.replace(part, target / path.name)
             copied += 1
     marker = cache_path / SHIPPED_MARKER.format(tag=sys.implementation.cache_tag)
     marker.write_text(json.dumps({"from": str(source), "files": copied}), encoding="utf-8")
